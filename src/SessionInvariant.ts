@@ -1,0 +1,94 @@
+/**
+ * Invariants over stored events, as middleware around ANY `SessionLog` layer: each registered
+ * invariant runs on every append before it reaches the backend (a violation fails the append and
+ * nothing is written) and on every stored event when a session is read (a violation fails the read,
+ * naming the session, the seq and the rule). Invariants describe the data, never a deployment's
+ * policy: a log that was valid when written must stay loadable.
+ */
+import { Effect, Layer, Result, Schema, Stream } from "effect"
+import * as SessionEvent from "./SessionEvent.ts"
+import { SessionLog } from "./SessionLog.ts"
+import { InvariantViolation, SessionLogError } from "./SessionLogError.ts"
+import * as Todo from "./Todo.ts"
+
+export interface Invariant {
+  /** The rule's name, as reported in a violation. */
+  readonly rule: string
+  /** The event type it applies to. */
+  readonly eventType: string
+  /** `undefined` when the payload holds, otherwise what is wrong. */
+  readonly check: (data: unknown) => string | undefined
+}
+
+/** An invariant that a payload decodes, strictly, with a schema. */
+export const fromSchema = <S extends Schema.Decoder<unknown>>(
+  rule: string,
+  eventType: string,
+  schema: S
+): Invariant => {
+  const decode = Schema.decodeUnknownResult(schema, { onExcessProperty: "error" })
+  return {
+    rule,
+    eventType,
+    check: (data) => {
+      const result = decode(data)
+      return Result.isFailure(result) ? result.failure.message : undefined
+    }
+  }
+}
+
+/**
+ * The durable shape of `todo/write`: `todos` is an array of closed objects with non-empty,
+ * already-trimmed, exactly unique content and a known status. Not the in_progress count.
+ */
+export const todoWrite: Invariant = fromSchema("todo/write shape", SessionEvent.TodoWrite, Todo.StoredWrite)
+
+/** The invariants this package registers by default. */
+export const defaults: ReadonlyArray<Invariant> = [todoWrite]
+
+/** Wraps the `SessionLog` it is provided with; the wrapped service checks every append and every load. */
+export const layer = (invariants: ReadonlyArray<Invariant> = defaults): Layer.Layer<SessionLog, never, SessionLog> =>
+  Layer.effect(
+    SessionLog,
+    Effect.gen(function*() {
+      const inner = yield* SessionLog
+      const byType = new Map<string, Array<Invariant>>()
+      for (const invariant of invariants) {
+        const list = byType.get(invariant.eventType) ?? []
+        list.push(invariant)
+        byType.set(invariant.eventType, list)
+      }
+      const violation = (type: string, data: unknown, seq?: number): InvariantViolation | undefined => {
+        const checks = byType.get(type)
+        if (checks === undefined) return undefined
+        for (const invariant of checks) {
+          const detail = invariant.check(data)
+          if (detail !== undefined) {
+            return new InvariantViolation(
+              seq === undefined ? { rule: invariant.rule, detail } : { rule: invariant.rule, seq, detail }
+            )
+          }
+        }
+        return undefined
+      }
+
+      return SessionLog.of({
+        ...inner,
+        append: (session, type, data) => {
+          const reason = violation(type, data)
+          return reason === undefined
+            ? inner.append(session, type, data)
+            : Effect.fail(SessionLogError.fromReason({ method: "append", session, reason }))
+        },
+        read: (session, options) =>
+          inner.read(session, options).pipe(
+            Stream.mapEffect((entry) => {
+              const reason = violation(entry.type, entry.data, entry.seq)
+              return reason === undefined
+                ? Effect.succeed(entry)
+                : Effect.fail(SessionLogError.fromReason({ method: "read", session, reason }))
+            })
+          )
+      })
+    })
+  )

@@ -1,0 +1,64 @@
+/**
+ * The deployment's policy for `todo_write`. Whether several items may be `in_progress` at once is an
+ * explicit choice with no default: single-active and parallel deployments describe the tool
+ * differently to the model, so guessing would silently change what the model is told.
+ */
+import { Config, Context, Effect, Layer, Schema } from "effect"
+
+export const defaultMaxItems = 100
+export const defaultMaxContentLength = 1_000
+
+export const Options = Schema.Struct({
+  /** `true`: several items may be in_progress (subagents, background work); `false`: at most one. */
+  allowParallelInProgress: Schema.Boolean,
+  /** The most items one list may hold. */
+  maxItems: Schema.Int.check(Schema.isGreaterThan(0)),
+  /** The most characters one item's content may hold, after trimming. */
+  maxContentLength: Schema.Int.check(Schema.isGreaterThan(0))
+})
+export type Options = typeof Options.Type
+
+export class TodoPolicy extends Context.Service<TodoPolicy, Options>()("effect-todo-write/TodoPolicy") {}
+
+/** Builds a policy; the in_progress choice is required, the size bounds have defaults. */
+export const make = (options: {
+  readonly allowParallelInProgress: boolean
+  readonly maxItems?: number | undefined
+  readonly maxContentLength?: number | undefined
+}): Effect.Effect<Options, Schema.SchemaError> =>
+  decodeOptions({
+    allowParallelInProgress: options.allowParallelInProgress,
+    maxItems: options.maxItems ?? defaultMaxItems,
+    maxContentLength: options.maxContentLength ?? defaultMaxContentLength
+  })
+
+const decodeOptions = Schema.decodeEffect(Options)
+
+/** A bound that isn't a positive integer is a programming error: building the layer dies saying so. */
+export const layer = (options: Parameters<typeof make>[0]): Layer.Layer<TodoPolicy> =>
+  Layer.effect(TodoPolicy, Effect.map(Effect.orDie(make(options)), TodoPolicy.of))
+
+/**
+ * The policy from configuration (the environment by default):
+ * `TODO_WRITE_ALLOW_PARALLEL_IN_PROGRESS` (required: true or false), `TODO_WRITE_MAX_ITEMS` and
+ * `TODO_WRITE_MAX_CONTENT_LENGTH` (optional).
+ */
+export const config: Config.Config<Options> = Config.all({
+  allowParallelInProgress: Config.Boolean("TODO_WRITE_ALLOW_PARALLEL_IN_PROGRESS"),
+  maxItems: Config.schema(Options.fields.maxItems, "TODO_WRITE_MAX_ITEMS").pipe(
+    Config.withDefault(defaultMaxItems)
+  ),
+  maxContentLength: Config.schema(Options.fields.maxContentLength, "TODO_WRITE_MAX_CONTENT_LENGTH").pipe(
+    Config.withDefault(defaultMaxContentLength)
+  )
+})
+
+export const layerConfig = (
+  policyConfig: Config.Config<Options> = config
+): Layer.Layer<TodoPolicy, Config.ConfigError> =>
+  Layer.effect(
+    TodoPolicy,
+    Effect.gen(function*() {
+      return TodoPolicy.of(yield* policyConfig)
+    })
+  )
