@@ -46,49 +46,50 @@ export const todoWrite: Invariant = fromSchema("todo/write shape", SessionEvent.
 /** The invariants this package registers by default. */
 export const defaults: ReadonlyArray<Invariant> = [todoWrite]
 
+/** The `SessionLog` that checks every append and every load of `inner` against the invariants. */
+export const wrap = (
+  inner: SessionLog["Service"],
+  invariants: ReadonlyArray<Invariant> = defaults
+): SessionLog["Service"] => {
+  const byType = new Map<string, Array<Invariant>>()
+  for (const invariant of invariants) {
+    const list = byType.get(invariant.eventType) ?? []
+    list.push(invariant)
+    byType.set(invariant.eventType, list)
+  }
+  const violation = (type: string, data: unknown, seq?: number): InvariantViolation | undefined => {
+    const checks = byType.get(type)
+    if (checks === undefined) return undefined
+    for (const invariant of checks) {
+      const detail = invariant.check(data)
+      if (detail !== undefined) {
+        return new InvariantViolation(
+          seq === undefined ? { rule: invariant.rule, detail } : { rule: invariant.rule, seq, detail }
+        )
+      }
+    }
+    return undefined
+  }
+  return SessionLog.of({
+    ...inner,
+    append: (session, type, data) => {
+      const reason = violation(type, data)
+      return reason === undefined
+        ? inner.append(session, type, data)
+        : Effect.fail(SessionLogError.fromReason({ method: "append", session, reason }))
+    },
+    read: (session, options) =>
+      inner.read(session, options).pipe(
+        Stream.mapEffect((entry) => {
+          const reason = violation(entry.type, entry.data, entry.seq)
+          return reason === undefined
+            ? Effect.succeed(entry)
+            : Effect.fail(SessionLogError.fromReason({ method: "read", session, reason }))
+        })
+      )
+  })
+}
+
 /** Wraps the `SessionLog` it is provided with; the wrapped service checks every append and every load. */
 export const layer = (invariants: ReadonlyArray<Invariant> = defaults): Layer.Layer<SessionLog, never, SessionLog> =>
-  Layer.effect(
-    SessionLog,
-    Effect.gen(function*() {
-      const inner = yield* SessionLog
-      const byType = new Map<string, Array<Invariant>>()
-      for (const invariant of invariants) {
-        const list = byType.get(invariant.eventType) ?? []
-        list.push(invariant)
-        byType.set(invariant.eventType, list)
-      }
-      const violation = (type: string, data: unknown, seq?: number): InvariantViolation | undefined => {
-        const checks = byType.get(type)
-        if (checks === undefined) return undefined
-        for (const invariant of checks) {
-          const detail = invariant.check(data)
-          if (detail !== undefined) {
-            return new InvariantViolation(
-              seq === undefined ? { rule: invariant.rule, detail } : { rule: invariant.rule, seq, detail }
-            )
-          }
-        }
-        return undefined
-      }
-
-      return SessionLog.of({
-        ...inner,
-        append: (session, type, data) => {
-          const reason = violation(type, data)
-          return reason === undefined
-            ? inner.append(session, type, data)
-            : Effect.fail(SessionLogError.fromReason({ method: "append", session, reason }))
-        },
-        read: (session, options) =>
-          inner.read(session, options).pipe(
-            Stream.mapEffect((entry) => {
-              const reason = violation(entry.type, entry.data, entry.seq)
-              return reason === undefined
-                ? Effect.succeed(entry)
-                : Effect.fail(SessionLogError.fromReason({ method: "read", session, reason }))
-            })
-          )
-      })
-    })
-  )
+  Layer.effect(SessionLog, Effect.map(SessionLog, (inner) => wrap(inner, invariants)))

@@ -1,0 +1,124 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, Schema, Stream } from "effect"
+import * as AgentSession from "../src/AgentSession.ts"
+import * as Projection from "../src/Projection.ts"
+import * as ProjectionStore from "../src/ProjectionStore.ts"
+import * as SessionEvent from "../src/SessionEvent.ts"
+import * as SessionId from "../src/SessionId.ts"
+import * as SessionInvariant from "../src/SessionInvariant.ts"
+import * as SessionLog from "../src/SessionLog.ts"
+import * as Todo from "../src/Todo.ts"
+import * as TodoPolicy from "../src/TodoPolicy.ts"
+import * as TodoWrite from "../src/TodoWrite.ts"
+
+const session = SessionId.decodeSync("projected")
+
+const Env = ProjectionStore.layer.pipe(
+  Layer.provideMerge(SessionInvariant.layer().pipe(Layer.provideMerge(SessionLog.layerMemory)))
+)
+
+const services = Effect.all([SessionLog.SessionLog, ProjectionStore.ProjectionStore])
+
+const list = (...contents: Array<string>) => contents.map((content) => ({ content, status: "pending" as const }))
+
+describe("ProjectionStore: todos", () => {
+  it.effect("is null before any write, then the last write wins", () =>
+    Effect.gen(function*() {
+      const [log, store] = yield* services
+      assert.isNull(yield* store.get(Projection.todos, session))
+      yield* log.append(session, SessionEvent.TodoWrite, { todos: list("a") })
+      yield* log.append(session, SessionEvent.TodoWrite, { todos: list("b", "c") })
+      assert.deepStrictEqual(yield* store.get(Projection.todos, session), list("b", "c"))
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("turn/end keeps the list, turn/start clears it, unrelated events change nothing", () =>
+    Effect.gen(function*() {
+      const [log, store] = yield* services
+      yield* log.append(session, SessionEvent.TurnStart, {})
+      yield* log.append(session, SessionEvent.TodoWrite, { todos: list("a") })
+      yield* log.append(session, "tool/bash", { command: "ls" })
+      assert.deepStrictEqual(yield* store.get(Projection.todos, session), list("a"))
+      yield* log.append(session, SessionEvent.TurnEnd, { reason: "completed" })
+      assert.deepStrictEqual(yield* store.get(Projection.todos, session), list("a"))
+      yield* log.append(session, SessionEvent.TurnStart, {})
+      assert.isNull(yield* store.get(Projection.todos, session))
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("keeps null (no plan) and [] (an empty list was written) apart", () =>
+    Effect.gen(function*() {
+      const [log, store] = yield* services
+      yield* log.append(session, SessionEvent.TodoWrite, { todos: [] })
+      assert.deepStrictEqual(yield* store.get(Projection.todos, session), [])
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("applies only new entries: a read after a write never refolds the log", () =>
+    Effect.gen(function*() {
+      const raw = yield* SessionLog.SessionLog
+      let readFrom: Array<number | undefined> = []
+      const counting = SessionLog.SessionLog.of({
+        ...raw,
+        read: (s, options) => {
+          readFrom.push(options?.fromSeq)
+          return raw.read(s, options)
+        }
+      })
+      const store = yield* ProjectionStore.ProjectionStore.pipe(
+        Effect.provide(ProjectionStore.layer.pipe(Layer.provide(Layer.succeed(SessionLog.SessionLog, counting))))
+      )
+      for (let i = 0; i < 5; i++) yield* raw.append(session, SessionEvent.TodoWrite, { todos: list(`v${i}`) })
+      yield* store.get(Projection.todos, session)
+      yield* raw.append(session, SessionEvent.TodoWrite, { todos: list("last") })
+      assert.deepStrictEqual(yield* store.get(Projection.todos, session), list("last"))
+      yield* store.get(Projection.todos, session)
+      assert.deepStrictEqual(readFrom, [0, 5, 6])
+      readFrom = []
+    }).pipe(Effect.provide(SessionLog.layerMemory)))
+
+  it.effect("streams the current list, then each change", () =>
+    Effect.gen(function*() {
+      const [log, store] = yield* services
+      yield* log.append(session, SessionEvent.TodoWrite, { todos: list("a") })
+      const fiber = yield* store.changes(Projection.todos, session).pipe(Stream.take(4), Stream.runCollect, Effect.forkChild)
+      yield* Effect.yieldNow
+      yield* log.append(session, SessionEvent.TodoWrite, { todos: list("b") })
+      yield* log.append(SessionId.decodeSync("elsewhere"), SessionEvent.TodoWrite, { todos: list("x") })
+      yield* log.append(session, SessionEvent.TurnStart, {})
+      yield* log.append(session, SessionEvent.TodoWrite, { todos: list("c") })
+      assert.deepStrictEqual(yield* Fiber.join(fiber), [list("a"), list("b"), null, list("c")])
+    }).pipe(Effect.provide(Env)))
+
+  // A session as a sequence of accepted writes and turn events, in any order.
+  const Step = Schema.Union([
+    Schema.Struct({
+      write: Schema.Array(Schema.Struct({ content: Schema.Literals(["a", "b", "c", "d"]), status: Todo.Status })).check(
+        Schema.isMaxLength(4)
+      )
+    }),
+    Schema.Literals(["turn/start", "turn/end", "other"])
+  ])
+  const dedupe = (items: ReadonlyArray<Todo.Item>) => items.filter((item, i) => items.findIndex((o) => o.content === item.content) === i)
+
+  it.effect.prop(
+    "equals the last write since the last turn/start, after any sequence of calls and turn events",
+    { steps: Schema.Array(Step).check(Schema.isMaxLength(12)) },
+    ({ steps }) =>
+      Effect.gen(function*() {
+        const [log, store] = yield* services
+        let expected: Todo.List | null = null
+        for (const step of steps) {
+          if (typeof step === "string") {
+            yield* log.append(session, step, {})
+            if (step === "turn/start") expected = null
+          } else {
+            const result = yield* TodoWrite.execute({ todos: dedupe(step.write) })
+            expected = result.todos
+          }
+        }
+        assert.deepStrictEqual(yield* store.get(Projection.todos, session), expected)
+      }).pipe(
+        AgentSession.provide(session),
+        Effect.provide(Layer.merge(Env, TodoPolicy.layer({ allowParallelInProgress: true })))
+      ),
+    { arbitrary: { runs: 50 } }
+  )
+})
