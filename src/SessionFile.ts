@@ -1,0 +1,174 @@
+/**
+ * The JSONL session file format: a header line, then one event envelope per line, exactly as
+ * appended. Scanning turns the file's bytes into lines with their numbers and byte offsets and checks
+ * them: the header matches the session, seqs are contiguous from 0, every line is an envelope. Bytes
+ * after the last newline are a torn tail (a crash mid-write, never acknowledged) and are reported,
+ * not parsed; anything else that is wrong is an error naming the line.
+ */
+import { Schema } from "effect"
+import * as SessionEvent from "./SessionEvent.ts"
+import { makeEntry } from "./SessionLog.ts"
+
+export const format = "effect-todo-write/session"
+export const version = 1
+
+export const Header = Schema.Struct({
+  format: Schema.Literal(format),
+  version: Schema.Int,
+  session: Schema.String,
+  created: Schema.Int
+})
+export type Header = typeof Header.Type
+
+export const fileName = (session: string): string => `${session}.jsonl`
+export const extension = ".jsonl"
+
+const encoder = new TextEncoder()
+
+export const headerLine = (session: string, created: number): Uint8Array =>
+  encoder.encode(JSON.stringify({ format, version, session, created }) + "\n")
+
+/** One entry's line; `json` is the payload already serialized. */
+export const entryLine = (type: string, seq: number, time: number, json: string): string =>
+  `{"type":${JSON.stringify(type)},"seq":${seq},"time":${time},"data":${json}}\n`
+
+export const encodeLines = (lines: string): Uint8Array => encoder.encode(lines)
+
+/** What scanning yields: the header, each entry, a torn tail, or the first damage found. */
+export type Item =
+  | { readonly _tag: "Header"; readonly header: Header; readonly end: number }
+  | { readonly _tag: "Entry"; readonly entry: SessionEvent.Entry; readonly line: number; readonly end: number }
+  | { readonly _tag: "Tail"; readonly start: number; readonly length: number }
+  | { readonly _tag: "Damage"; readonly line: number; readonly detail: string }
+
+/** Where a scan starts: the file's beginning, or a known line boundary after the header. */
+export interface Position {
+  readonly offset: number
+  readonly line: number
+  readonly seq: number
+}
+
+export const start: Position = { offset: 0, line: 1, seq: 0 }
+
+interface State {
+  /** Offset of the first byte not yet emitted as a line. */
+  offset: number
+  line: number
+  seq: number
+  headerSeen: boolean
+  damaged: boolean
+  partial: Array<Uint8Array>
+  partialLength: number
+}
+
+const isEntry = Schema.is(SessionEvent.Entry)
+const isHeader = Schema.is(Header)
+const decoder = new TextDecoder("utf-8", { fatal: true })
+
+const concat = (parts: Array<Uint8Array>, length: number): Uint8Array => {
+  if (parts.length === 1) return parts[0]!
+  const out = new Uint8Array(length)
+  let at = 0
+  for (const part of parts) {
+    out.set(part, at)
+    at += part.length
+  }
+  return out
+}
+
+const parseLine = (session: string, state: State, bytes: Uint8Array, end: number): Item => {
+  const line = state.line
+  let text: string
+  let json: unknown
+  try {
+    text = decoder.decode(bytes)
+  } catch {
+    return { _tag: "Damage", line, detail: "not valid UTF-8" }
+  }
+  try {
+    json = JSON.parse(text)
+  } catch (cause) {
+    return { _tag: "Damage", line, detail: `bad JSON: ${cause instanceof Error ? cause.message : String(cause)}` }
+  }
+  if (!state.headerSeen) {
+    if (!isHeader(json)) {
+      const claimed = typeof json === "object" && json !== null && (json as { format?: unknown }).format === format
+      return { _tag: "Damage", line, detail: claimed ? "malformed header" : "not a session log header" }
+    }
+    if (json.version > version) {
+      return { _tag: "Damage", line, detail: `format version ${json.version} is newer than this reader's (${version})` }
+    }
+    if (json.session !== session) {
+      return { _tag: "Damage", line, detail: `the header names session ${JSON.stringify(json.session)}` }
+    }
+    state.headerSeen = true
+    return { _tag: "Header", header: json, end }
+  }
+  if (!isEntry(json)) return { _tag: "Damage", line, detail: "not an event envelope {type, seq, time, data}" }
+  if (json.seq !== state.seq) {
+    return {
+      _tag: "Damage",
+      line,
+      detail: json.seq < state.seq
+        ? `seq ${json.seq} repeats (expected ${state.seq})`
+        : `seq ${json.seq} leaves a gap (expected ${state.seq})`
+    }
+  }
+  state.seq++
+  return { _tag: "Entry", entry: makeEntry(json.type, json.seq, json.time, json.data), line, end }
+}
+
+/**
+ * A stateful splitter for `Stream.mapAccum`: feed it the file's chunks in order from `from`; it
+ * emits one item per complete line and, at the end (`halt`), the torn tail if there is one. After
+ * the first damage it emits nothing more.
+ */
+export const scanner = (session: string, from: Position = start) => {
+  const initial = (): State => ({
+    offset: from.offset,
+    line: from.line,
+    seq: from.seq,
+    headerSeen: from.offset > 0,
+    damaged: false,
+    partial: [],
+    partialLength: 0
+  })
+  const step = (state: State, chunk: Uint8Array): readonly [State, ReadonlyArray<Item>] => {
+    if (state.damaged) return [state, []]
+    const items: Array<Item> = []
+    let from = 0
+    let newline = chunk.indexOf(10, from)
+    while (newline !== -1) {
+      const piece = chunk.subarray(from, newline)
+      let bytes = piece
+      if (state.partialLength > 0) {
+        state.partial.push(piece)
+        bytes = concat(state.partial, state.partialLength + piece.length)
+        state.partial = []
+        state.partialLength = 0
+      }
+      const end = state.offset + bytes.length + 1
+      const item = parseLine(session, state, bytes, end)
+      items.push(item)
+      if (item._tag === "Damage") {
+        state.damaged = true
+        return [state, items]
+      }
+      state.offset = end
+      state.line++
+      from = newline + 1
+      newline = chunk.indexOf(10, from)
+    }
+    if (from < chunk.length) {
+      // Copy: the stream may reuse its buffer for the next chunk.
+      state.partial.push(chunk.slice(from))
+      state.partialLength += chunk.length - from
+    }
+    return [state, items]
+  }
+  const halt = (state: State): ReadonlyArray<Item> =>
+    !state.damaged && state.partialLength > 0
+      ? [{ _tag: "Tail", start: state.offset, length: state.partialLength }]
+      : []
+  return { initial, step, halt }
+}

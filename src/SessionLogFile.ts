@@ -1,0 +1,271 @@
+/**
+ * The embedded default `SessionLog`: one append-only JSONL file per session in a directory.
+ *
+ * - An append is acknowledged only after its bytes are on disk (fsync). Each session has one writer
+ *   fiber; appends that arrive while it writes are grouped into its next batch, so one write and one
+ *   fsync acknowledge them all (group commit), and no acknowledgement precedes its batch's fsync.
+ * - A process appends to a session only while it holds the session's lock file; a lock left by a
+ *   process that is gone is taken over.
+ * - Loading streams the file (constant memory). A torn last line (no trailing newline: a crash
+ *   mid-write, never acknowledged) is left out of reads and truncated when the session is next opened
+ *   for appending; any other damage is a typed error naming the session and the line.
+ */
+import {
+  Cause,
+  Clock,
+  Deferred,
+  Effect,
+  Exit,
+  FileSystem,
+  Layer,
+  Path,
+  type PlatformError,
+  PubSub,
+  Queue,
+  Scope,
+  Semaphore,
+  Stream
+} from "effect"
+import * as SessionEvent from "./SessionEvent.ts"
+import * as SessionFile from "./SessionFile.ts"
+import * as SessionId from "./SessionId.ts"
+import * as SessionLock from "./SessionLock.ts"
+import { encodePayload, makeEntry, type ReadOptions, SessionLog, snapshot } from "./SessionLog.ts"
+import { Corrupt, SessionLogError, StorageFailure } from "./SessionLogError.ts"
+
+export interface Options {
+  /** The directory holding the session files; created if missing. */
+  readonly directory: string
+}
+
+interface Pending {
+  readonly type: string
+  readonly json: string
+  readonly done: Deferred.Deferred<SessionEvent.Entry, SessionLogError>
+}
+
+interface Writer {
+  readonly file: FileSystem.File
+  readonly queue: Queue.Queue<Pending>
+  /** The seq and byte offset the next entry gets: the end of what is durable. */
+  end: SessionFile.Position
+}
+
+/** What opening a file for appending found. */
+export interface Opened {
+  readonly entries: number
+  /** Bytes of a torn tail that were truncated, 0 when the file was whole. */
+  readonly repairedBytes: number
+}
+
+const storageFailure = (method: string, session: string, what: string) => (cause: PlatformError.PlatformError) =>
+  SessionLogError.fromReason({ method, session, reason: new StorageFailure({ detail: `${what}: ${cause.message}` }) })
+
+/**
+ * Scans a session file from a position. Fails on the first damage, naming the line; the torn tail,
+ * if any, is the last item.
+ */
+export const scan = (
+  fs: FileSystem.FileSystem,
+  path: string,
+  session: SessionId.SessionId,
+  from: SessionFile.Position = SessionFile.start,
+  method = "read"
+): Stream.Stream<SessionFile.Item, SessionLogError> =>
+  Stream.suspend(() => {
+    const scanner = SessionFile.scanner(session, from)
+    return fs.stream(path, { offset: from.offset, chunkSize: 256 * 1024 }).pipe(
+      Stream.mapError(storageFailure(method, session, `can't read ${path}`)),
+      Stream.mapAccum(scanner.initial, scanner.step, { onHalt: scanner.halt }),
+      Stream.mapEffect((item) =>
+        item._tag === "Damage"
+          ? Effect.fail(SessionLogError.fromReason({
+            method,
+            session,
+            reason: new Corrupt({ line: item.line, detail: `${path}: ${item.detail}` })
+          }))
+          : Effect.succeed(item)
+      )
+    )
+  })
+
+/** Where a whole scan ends: the position after the last complete line, and the torn tail's size. */
+export const scanToEnd = (
+  fs: FileSystem.FileSystem,
+  path: string,
+  session: SessionId.SessionId,
+  method = "read"
+) =>
+  Stream.runFold(
+    scan(fs, path, session, SessionFile.start, method),
+    () => ({ header: false, end: SessionFile.start, tail: 0 }),
+    (acc, item) => {
+      switch (item._tag) {
+        case "Header":
+          return { header: true, end: { offset: item.end, line: 2, seq: 0 }, tail: 0 }
+        case "Entry":
+          return { header: true, end: { offset: item.end, line: item.line + 1, seq: item.entry.seq + 1 }, tail: 0 }
+        case "Tail":
+          return { ...acc, tail: item.length }
+        case "Damage":
+          return acc
+      }
+    }
+  )
+
+export const layerFileSystem = (
+  options: Options
+): Layer.Layer<SessionLog, PlatformError.PlatformError, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(
+    SessionLog,
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const directory = path.resolve(options.directory)
+      yield* fs.makeDirectory(directory, { recursive: true })
+      const layerScope = yield* Effect.scope
+      const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SessionEvent.Committed>(), PubSub.shutdown)
+      const writers = new Map<SessionId.SessionId, Writer>()
+      const opening = yield* Semaphore.make(1)
+
+      const fileOf = (session: SessionId.SessionId) => path.join(directory, SessionFile.fileName(session))
+
+      const syncDirectory = Effect.scoped(Effect.flatMap(fs.open(directory, { flag: "r" }), (dir) => dir.sync))
+
+      /** Brings the file to a clean end (header present, torn tail cut) and says where that is. */
+      const prepare = Effect.fnUntraced(function*(session: SessionId.SessionId, method: string) {
+        const file = fileOf(session)
+        const exists = yield* fs.exists(file).pipe(Effect.mapError(storageFailure(method, session, file)))
+        const found = exists ? yield* scanToEnd(fs, file, session, method) : undefined
+        if (found === undefined || !found.header) {
+          // New, or created by a crash before its header was durable: nothing in it was acknowledged.
+          const created = yield* Clock.currentTimeMillis
+          yield* Effect.scoped(Effect.gen(function*() {
+            const handle = yield* fs.open(file, { flag: "w" })
+            yield* handle.writeAll(SessionFile.headerLine(session, created))
+            yield* handle.sync
+          })).pipe(Effect.andThen(syncDirectory), Effect.mapError(storageFailure(method, session, `can't create ${file}`)))
+          const end = yield* scanToEnd(fs, file, session, method)
+          return { end: end.end, opened: { entries: 0, repairedBytes: found?.tail ?? 0 } }
+        }
+        if (found.tail > 0) {
+          yield* fs.truncate(file, found.end.offset).pipe(
+            Effect.andThen(Effect.scoped(Effect.flatMap(fs.open(file, { flag: "r+" }), (h) => h.sync))),
+            Effect.mapError(storageFailure(method, session, `can't truncate the torn tail of ${file}`))
+          )
+        }
+        return { end: found.end, opened: { entries: found.end.seq, repairedBytes: found.tail } }
+      })
+
+      const commit = (session: SessionId.SessionId, writer: Writer, batch: ReadonlyArray<Pending>) =>
+        Effect.gen(function*() {
+          const time = yield* Clock.currentTimeMillis
+          const start = writer.end
+          let text = ""
+          for (let i = 0; i < batch.length; i++) {
+            text += SessionFile.entryLine(batch[i]!.type, start.seq + i, time, batch[i]!.json)
+          }
+          const bytes = SessionFile.encodeLines(text)
+          const written = yield* Effect.exit(Effect.andThen(writer.file.writeAll(bytes), writer.file.sync))
+          if (Exit.isFailure(written)) {
+            // Cut what may have reached the file, so the unacknowledged batch can't resurface.
+            const cut = yield* Effect.exit(
+              Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)
+            )
+            if (Exit.isFailure(cut)) {
+              const recovered = yield* Effect.exit(prepare(session, "append"))
+              if (Exit.isSuccess(recovered)) writer.end = recovered.value.end
+            }
+            const error = SessionLogError.fromReason({
+              method: "append",
+              session,
+              reason: new StorageFailure({ detail: `write to ${fileOf(session)} failed: ${Cause.pretty(written.cause)}` })
+            })
+            for (const pending of batch) yield* Deferred.fail(pending.done, error)
+            return
+          }
+          writer.end = {
+            offset: start.offset + bytes.length,
+            line: start.line + batch.length,
+            seq: start.seq + batch.length
+          }
+          const committed = batch.map((pending, i) => ({
+            session,
+            entry: makeEntry(pending.type, start.seq + i, time, snapshot(pending.json))
+          }))
+          // Publish before acknowledging, so whoever subscribes after an append returns never sees it.
+          yield* PubSub.publishAll(pubsub, committed)
+          for (let i = 0; i < batch.length; i++) yield* Deferred.succeed(batch[i]!.done, committed[i]!.entry)
+        })
+
+      const openWriter = (session: SessionId.SessionId) =>
+        opening.withPermit(Effect.suspend(() => {
+          const existing = writers.get(session)
+          if (existing !== undefined) return Effect.succeed(existing)
+          return Effect.gen(function*() {
+            // The writer lives as long as the layer: its lock, handle and fiber close with it.
+            const scope = yield* Scope.fork(layerScope)
+            const opened = yield* Effect.gen(function*() {
+              yield* SessionLock.acquire(fs, path.join(directory, `${session}.lock`), session)
+              const { end } = yield* prepare(session, "append")
+              const file = yield* fs.open(fileOf(session), { flag: "a" }).pipe(
+                Effect.mapError(storageFailure("append", session, `can't open ${fileOf(session)}`))
+              )
+              const queue = yield* Effect.acquireRelease(Queue.unbounded<Pending>(), Queue.shutdown)
+              const writer: Writer = { file, queue, end }
+              yield* Queue.takeAll(queue).pipe(
+                Effect.flatMap((batch) => commit(session, writer, batch)),
+                Effect.forever,
+                Effect.forkIn(scope)
+              )
+              return writer
+            }).pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
+            writers.set(session, opened)
+            return opened
+          })
+        }))
+
+      const append = Effect.fn("SessionLogFile.append")(
+        function*(session: SessionId.SessionId, type: string, data: unknown) {
+          const json = yield* encodePayload("append", session, data)
+          const writer = yield* openWriter(session)
+          const done = yield* Deferred.make<SessionEvent.Entry, SessionLogError>()
+          yield* Queue.offer(writer.queue, { type, json, done })
+          return yield* Deferred.await(done)
+        }
+      )
+
+      const read = (session: SessionId.SessionId, readOptions?: ReadOptions) =>
+        Stream.unwrap(Effect.gen(function*() {
+          const fromSeq = readOptions?.fromSeq ?? 0
+          const file = fileOf(session)
+          const exists = yield* fs.exists(file).pipe(Effect.mapError(storageFailure("read", session, file)))
+          if (!exists) return Stream.empty
+          // This process's writer knows where the durable end is: a read from there needn't rescan.
+          const writer = writers.get(session)
+          const from = writer !== undefined && fromSeq >= writer.end.seq ? writer.end : SessionFile.start
+          return scan(fs, file, session, from).pipe(
+            Stream.filter((item) => item._tag === "Entry" && item.entry.seq >= fromSeq),
+            Stream.map((item) => (item as Extract<SessionFile.Item, { _tag: "Entry" }>).entry)
+          )
+        }))
+
+      const sessions = fs.readDirectory(directory).pipe(
+        Effect.map((names) =>
+          names
+            .filter((name) => name.endsWith(SessionFile.extension))
+            .map((name) => name.slice(0, -SessionFile.extension.length))
+            .filter(SessionId.is)
+            .sort()
+        ),
+        Effect.mapError(storageFailure("sessions", "*", `can't list ${directory}`))
+      )
+
+      return SessionLog.of({
+        append,
+        read,
+        subscribe: Effect.map(PubSub.subscribe(pubsub), Stream.fromSubscription),
+        sessions
+      })
+    })
+  )
