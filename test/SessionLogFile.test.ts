@@ -1,10 +1,17 @@
 import { NodeServices } from "@effect/platform-node"
-import { Effect, FileSystem, Layer } from "effect"
+import { assert, describe, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
+import { createInterface } from "node:readline"
+import { Effect, Exit, FileSystem, Layer, Path, type PlatformError, Stream } from "effect"
+import * as SessionFile from "../src/SessionFile.ts"
+import * as SessionId from "../src/SessionId.ts"
+import * as SessionInvariant from "../src/SessionInvariant.ts"
+import * as SessionLog from "../src/SessionLog.ts"
 import * as SessionLogFile from "../src/SessionLogFile.ts"
-import { conformance } from "./SessionLogConformance.ts"
+import { conformance, failureOf } from "./SessionLogConformance.ts"
 
 /** A fresh backend over a temporary directory that is removed afterwards. */
-export const tempBackend = () =>
+const tempBackend = () =>
   Layer.unwrap(Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-" })
@@ -12,3 +19,332 @@ export const tempBackend = () =>
   })).pipe(Layer.provide(NodeServices.layer))
 
 conformance("JSONL files", tempBackend)
+
+const session = SessionId.decodeSync("file-session")
+const appender = new URL("./fixtures/appender.ts", import.meta.url).pathname
+
+/** Runs `body` with a temporary directory and a way to open the (checked) log over it. */
+const withDirectory = <A, E>(
+  body: (
+    directory: string,
+    open: <B, E2>(
+      use: (log: SessionLog.SessionLog["Service"]) => Effect.Effect<B, E2>
+    ) => Effect.Effect<B, E2 | PlatformError.PlatformError>
+  ) => Effect.Effect<A, E, FileSystem.FileSystem | Path.Path>
+) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-" })
+    const open = <B, E2>(use: (log: SessionLog.SessionLog["Service"]) => Effect.Effect<B, E2>) =>
+      Effect.flatMap(SessionLog.SessionLog, use).pipe(
+        Effect.provide(
+          SessionInvariant.layer().pipe(
+            Layer.provide(SessionLogFile.layerFileSystem({ directory })),
+            Layer.provide(NodeServices.layer)
+          )
+        )
+      )
+    return yield* body(directory, open)
+  }).pipe(Effect.provide(NodeServices.layer))
+
+const readAll = (log: SessionLog.SessionLog["Service"]) => Stream.runCollect(log.read(session))
+
+const todo = (content: string) => ({ todos: [{ content, status: "pending" }] })
+
+/** Writes three entries and answers the file's lines. */
+const seed = (open: Parameters<Parameters<typeof withDirectory>[0]>[1]) =>
+  open((log) =>
+    Effect.gen(function*() {
+      yield* log.append(session, "todo/write", todo("one"))
+      yield* log.append(session, "note", { text: "two" })
+      yield* log.append(session, "todo/write", todo("three"))
+    })
+  )
+
+const fileOf = (directory: string) => `${directory}/${SessionFile.fileName(session)}`
+
+/** Spawns the appender child; resolves with its process and a list of acknowledged seqs. */
+const spawnAppender = (directory: string, count?: number) => {
+  const child = spawn(process.execPath, [appender, directory, session, ...(count === undefined ? [] : [String(count)])], {
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const acked: Array<number> = []
+  let stderr = ""
+  child.stderr.on("data", (chunk) => (stderr += chunk))
+  createInterface({ input: child.stdout }).on("line", (line) => acked.push(Number(line)))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  return { child, acked, exited, stderr: () => stderr }
+}
+
+describe("SessionLogFile", () => {
+  it.effect("writes a header, then one envelope per line, exactly as appended", () =>
+    withDirectory((directory, open) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        yield* seed(open)
+        const lines = (yield* fs.readFileString(fileOf(directory))).split("\n")
+        assert.strictEqual(lines.length, 5)
+        assert.strictEqual(lines[4], "")
+        const header = JSON.parse(lines[0]!)
+        assert.deepInclude(header, { format: SessionFile.format, version: SessionFile.version, session })
+        assert.deepStrictEqual(JSON.parse(lines[2]!), { type: "note", seq: 1, time: 0, data: { text: "two" } })
+        assert.deepStrictEqual(yield* open((log) => log.sessions), [session])
+      })
+    ))
+
+  it.effect("creates the directory if it is missing", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const nested = `${directory}/a/b`
+        yield* Effect.flatMap(SessionLog.SessionLog, (log) => log.append(session, "x", 1)).pipe(
+          Effect.provide(SessionLogFile.layerFileSystem({ directory: nested }).pipe(Layer.provide(NodeServices.layer)))
+        )
+        assert.isTrue(yield* fs.exists(fileOf(nested)))
+      })
+    ))
+
+  it.effect("a restarted log continues the same session at the next seq", () =>
+    withDirectory((_, open) =>
+      Effect.gen(function*() {
+        yield* seed(open)
+        const next = yield* open((log) => log.append(session, "after-restart", {}))
+        assert.strictEqual(next.seq, 3)
+        assert.deepStrictEqual((yield* open(readAll)).map((e) => e.seq), [0, 1, 2, 3])
+      })
+    ))
+
+  it.effect("hostile session ids are rejected before any I/O", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        for (const id of ["../x", "/etc/passwd", "a\u0000b", "x".repeat(1000), "NUL", "..", "a/../../b"]) {
+          const decoded = yield* Effect.exit(SessionId.decode(id))
+          assert.isTrue(Exit.isFailure(decoded), JSON.stringify(id))
+        }
+        assert.deepStrictEqual(yield* fs.readDirectory(directory), [])
+      })
+    ))
+
+  describe("damage", () => {
+    const damaged = (mutate: (text: string) => string) =>
+      withDirectory((directory, open) =>
+        Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          yield* seed(open)
+          const file = fileOf(directory)
+          yield* fs.writeFileString(file, mutate(yield* fs.readFileString(file)))
+          return failureOf(yield* Effect.exit(open(readAll)))
+        })
+      )
+
+    it.effect("a flipped byte in the middle is an error naming its line", () =>
+      Effect.gen(function*() {
+        const error = yield* damaged((text) => text.replace(`"seq":1,`, `"seq":1;`))
+        assert.strictEqual(error._tag, "SessionLogError")
+        assert.strictEqual(error.reason._tag, "Corrupt")
+        if (error.reason._tag === "Corrupt") assert.strictEqual(error.reason.line, 3)
+        assert.include(error.message, "file-session")
+        assert.include(error.message, "line 3")
+      }))
+
+    it.effect("deleted bytes in the middle are an error naming the line", () =>
+      Effect.gen(function*() {
+        const lines = (text: string) => text.split("\n")
+        const withoutLine = yield* damaged((text) => lines(text).filter((_, i) => i !== 2).join("\n"))
+        assert.deepInclude(withoutLine.reason, { _tag: "Corrupt", line: 3 })
+        assert.include(withoutLine.message, "gap")
+        const truncatedLine = yield* damaged((text) => {
+          const all = lines(text)
+          all[2] = all[2]!.slice(0, 20)
+          return all.join("\n")
+        })
+        assert.deepInclude(truncatedLine.reason, { _tag: "Corrupt", line: 3 })
+        assert.include(truncatedLine.message, "bad JSON")
+      }))
+
+    it.effect("a repeated seq is an error", () =>
+      Effect.gen(function*() {
+        const error = yield* damaged((text) => {
+          const all = text.split("\n")
+          return [...all.slice(0, 3), all[2], ...all.slice(3)].join("\n")
+        })
+        assert.deepInclude(error.reason, { _tag: "Corrupt", line: 4 })
+        assert.include(error.message, "repeats")
+      }))
+
+    it.effect("a file from another session id is refused", () =>
+      Effect.gen(function*() {
+        const error = yield* damaged((text) => text.replace(`"session":"file-session"`, `"session":"someone-else"`))
+        assert.deepInclude(error.reason, { _tag: "Corrupt", line: 1 })
+        assert.include(error.message, "someone-else")
+      }))
+
+    it.effect("a newer format version is refused", () =>
+      Effect.gen(function*() {
+        const error = yield* damaged((text) => text.replace(`"version":1`, `"version":2`))
+        assert.deepInclude(error.reason, { _tag: "Corrupt", line: 1 })
+        assert.include(error.message, "format version 2")
+      }))
+
+    it.effect("an event that fails the invariant is an error naming its seq and rule", () =>
+      Effect.gen(function*() {
+        const error = yield* damaged((text) => text.replace(`"content":"three"`, `"content":" three"`))
+        assert.strictEqual(error.reason._tag, "InvariantViolation")
+        if (error.reason._tag === "InvariantViolation") {
+          assert.strictEqual(error.reason.seq, 2)
+          assert.strictEqual(error.reason.rule, SessionInvariant.todoWrite.rule)
+        }
+      }))
+
+    it.effect("a torn tail is left out of reads, then cut when appending resumes", () =>
+      withDirectory((directory, open) =>
+        Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          yield* seed(open)
+          const file = fileOf(directory)
+          const whole = yield* fs.readFileString(file)
+          yield* fs.writeFileString(file, whole + `{"type":"todo/write","seq":3,"time":0,"data":{"todos":[{"con`)
+          assert.deepStrictEqual((yield* open(readAll)).map((e) => e.seq), [0, 1, 2])
+          const next = yield* open((log) => log.append(session, "after", {}))
+          assert.strictEqual(next.seq, 3)
+          const repaired = yield* fs.readFileString(file)
+          assert.isTrue(repaired.startsWith(whole))
+          assert.strictEqual(repaired.split("\n").length, 6)
+          // zeros left by a crash that extended the file are a torn tail too
+          yield* fs.writeFileString(file, repaired + "\u0000\u0000\u0000")
+          assert.strictEqual((yield* open((log) => log.append(session, "again", {}))).seq, 4)
+        })
+      ))
+  })
+
+  describe("processes", () => {
+    it.live("two processes cannot both append to one session", () =>
+      withDirectory((directory, open) =>
+        Effect.gen(function*() {
+          const first = spawnAppender(directory)
+          yield* Effect.promise(() =>
+            new Promise<void>((resolve) => {
+              const check = setInterval(() => first.acked.length > 0 && (clearInterval(check), resolve()), 10)
+            })
+          )
+          const error = failureOf(yield* Effect.exit(open((log) => log.append(session, "x", {}))))
+          first.child.kill("SIGTERM")
+          yield* Effect.promise(() => first.exited)
+          assert.strictEqual(error.reason._tag, "Locked")
+          assert.include(error.message, `process ${first.child.pid}`)
+          // once it is gone, its lock is gone too
+          assert.isTrue(Exit.isSuccess(yield* Effect.exit(open((log) => log.append(session, "y", {})))))
+        })
+      ))
+
+    it.live("crash safety: after each SIGKILL every acknowledged event is there and appending continues", () =>
+      withDirectory((directory, open) =>
+        Effect.gen(function*() {
+          let everAcked = -1
+          for (let round = 0; round < 5; round++) {
+            const child = spawnAppender(directory)
+            // let it run for a random while, past its first acknowledgements
+            const wait = 50 + Math.floor(Math.random() * 250)
+            yield* Effect.promise(() =>
+              new Promise<void>((resolve) => {
+                const check = setInterval(() => {
+                  if (child.acked.length > 0) {
+                    clearInterval(check)
+                    setTimeout(resolve, wait)
+                  }
+                }, 5)
+              })
+            )
+            child.child.kill("SIGKILL")
+            yield* Effect.promise(() => child.exited)
+            const acked = Math.max(...child.acked)
+            assert.isAbove(acked, everAcked, `round ${round}: the child made progress`)
+            everAcked = acked
+            // the stale lock left by the killed child doesn't block this process
+            const entries = yield* open(readAll)
+            assert.isAtLeast(entries.length, acked + 1, `round ${round}: all ${acked + 1} acknowledged events load`)
+            entries.forEach((entry, i) => {
+              assert.strictEqual(entry.seq, i)
+              assert.strictEqual(entry.type, "todo/write")
+            })
+            for (const seq of child.acked) {
+              const content = (entries[seq]!.data as { todos: Array<{ content: string }> }).todos[0]!.content
+              assert.match(content, /^x*step \d+$/)
+            }
+            const next = yield* open((log) => log.append(session, "todo/write", todo(`after round ${round}`)))
+            assert.strictEqual(next.seq, entries.length)
+            everAcked = next.seq
+          }
+        })
+      ), 60_000)
+  })
+
+  it.effect("group commit: concurrent appends share fsyncs, and each is acknowledged after one", () =>
+    Effect.gen(function*() {
+      const real = yield* FileSystem.FileSystem
+      let syncs = 0
+      const counting = FileSystem.FileSystem.of({
+        ...real,
+        open: (path, options) =>
+          Effect.map(real.open(path, options), (file) =>
+            Object.create(file, {
+              sync: {
+                get: () =>
+                  Effect.suspend(() => {
+                    syncs++
+                    return file.sync
+                  })
+              }
+            }))
+      })
+      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-" })
+      const appends = 400
+      yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
+        Effect.gen(function*() {
+          yield* log.append(session, "warm-up", {})
+          const before = syncs
+          const entries = yield* Effect.forEach(
+            Array.from({ length: appends }, (_, i) => i),
+            (i) => log.append(session, "n", { i }),
+            { concurrency: "unbounded" }
+          )
+          assert.deepStrictEqual(entries.map((e) => e.seq).sort((a, b) => a - b), Array.from({ length: appends }, (_, i) => i + 1))
+          assert.isAtLeast(syncs - before, 1)
+          assert.isBelow(syncs - before, appends / 4, `${syncs - before} fsyncs for ${appends} appends`)
+        })).pipe(
+          Effect.provide(SessionLogFile.layerFileSystem({ directory }).pipe(
+            Layer.provide(Layer.merge(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, counting)))
+          ))
+        )
+    }).pipe(Effect.provide(NodeServices.layer)))
+
+  it.live("a million-event session loads as a stream, without holding the file in memory", () =>
+    withDirectory((directory, open) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const events = 1_000_000
+        const file = yield* fs.open(fileOf(directory), { flag: "w" })
+        yield* file.writeAll(SessionFile.headerLine(session, 0))
+        const batch = 50_000
+        for (let start = 0; start < events; start += batch) {
+          let text = ""
+          for (let seq = start; seq < start + batch; seq++) text += SessionFile.entryLine("tick", seq, 0, `{"n":${seq}}`)
+          yield* file.writeAll(SessionFile.encodeLines(text))
+        }
+        const size = Number((yield* file.stat).size)
+        const baseline = process.memoryUsage().heapUsed
+        let peak = 0
+        const count = yield* open((log) =>
+          log.read(session).pipe(
+            Stream.runFold(() => 0, (n, entry) => {
+              if (entry.seq % 50_000 === 0) peak = Math.max(peak, process.memoryUsage().heapUsed - baseline)
+              return n + 1
+            })
+          )
+        )
+        assert.strictEqual(count, events)
+        assert.isBelow(peak, size, `peak heap growth ${peak} vs file size ${size}`)
+      }).pipe(Effect.scoped)
+    ), 120_000)
+})
