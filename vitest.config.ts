@@ -1,6 +1,11 @@
+import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
+  resolve: {
+    // The package imports itself by name in examples (scratch/), as a user would.
+    alias: { "effect-todo-write": fileURLToPath(new URL("./src/index.ts", import.meta.url)) }
+  },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000

@@ -113,6 +113,63 @@ export const scanToEnd = (
     }
   )
 
+const syncDirectory = (fs: FileSystem.FileSystem, directory: string) =>
+  Effect.scoped(Effect.flatMap(fs.open(directory, { flag: "r" }), (dir) => dir.sync))
+
+/**
+ * Brings a session file to a clean end, for appending: creates it with its header if it is missing
+ * (or was left without a durable header by a crash), and cuts a torn tail. Answers where the next
+ * entry goes and what was found. Only the lock holder may call this.
+ */
+const prepare = Effect.fnUntraced(function*(
+  fs: FileSystem.FileSystem,
+  directory: string,
+  file: string,
+  session: SessionId.SessionId,
+  method: string
+) {
+  const exists = yield* fs.exists(file).pipe(Effect.mapError(storageFailure(method, session, file)))
+  const found = exists ? yield* scanToEnd(fs, file, session, method) : undefined
+  if (found === undefined || !found.header) {
+    // New, or created by a crash before its header was durable: nothing in it was acknowledged.
+    const created = yield* Clock.currentTimeMillis
+    yield* Effect.scoped(Effect.gen(function*() {
+      const handle = yield* fs.open(file, { flag: "w" })
+      yield* handle.writeAll(SessionFile.headerLine(session, created))
+      yield* handle.sync
+    })).pipe(
+      Effect.andThen(syncDirectory(fs, directory)),
+      Effect.mapError(storageFailure(method, session, `can't create ${file}`))
+    )
+    const end = yield* scanToEnd(fs, file, session, method)
+    return { end: end.end, opened: { entries: 0, repairedBytes: found?.tail ?? 0 } }
+  }
+  if (found.tail > 0) {
+    yield* fs.truncate(file, found.end.offset).pipe(
+      Effect.andThen(Effect.scoped(Effect.flatMap(fs.open(file, { flag: "r+" }), (h) => h.sync))),
+      Effect.mapError(storageFailure(method, session, `can't truncate the torn tail of ${file}`))
+    )
+  }
+  return { end: found.end, opened: { entries: found.end.seq, repairedBytes: found.tail } }
+})
+
+const lockPath = (path: Path.Path, directory: string, session: SessionId.SessionId) =>
+  path.join(directory, `${session}.lock`)
+
+/**
+ * Takes a session's lock for a moment and cuts its torn tail, if it has one: what opening it for
+ * appending would do, for tools that only check logs. Fails with `Locked` while a process appends.
+ */
+export const repair = (options: Options, session: SessionId.SessionId) =>
+  Effect.scoped(Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const directory = path.resolve(options.directory)
+    yield* SessionLock.acquire(fs, lockPath(path, directory, session), session)
+    const { opened } = yield* prepare(fs, directory, path.join(directory, SessionFile.fileName(session)), session, "repair")
+    return opened
+  }))
+
 export const layerFileSystem = (
   options: Options
 ): Layer.Layer<SessionLog, PlatformError.PlatformError, FileSystem.FileSystem | Path.Path> =>
@@ -130,33 +187,6 @@ export const layerFileSystem = (
 
       const fileOf = (session: SessionId.SessionId) => path.join(directory, SessionFile.fileName(session))
 
-      const syncDirectory = Effect.scoped(Effect.flatMap(fs.open(directory, { flag: "r" }), (dir) => dir.sync))
-
-      /** Brings the file to a clean end (header present, torn tail cut) and says where that is. */
-      const prepare = Effect.fnUntraced(function*(session: SessionId.SessionId, method: string) {
-        const file = fileOf(session)
-        const exists = yield* fs.exists(file).pipe(Effect.mapError(storageFailure(method, session, file)))
-        const found = exists ? yield* scanToEnd(fs, file, session, method) : undefined
-        if (found === undefined || !found.header) {
-          // New, or created by a crash before its header was durable: nothing in it was acknowledged.
-          const created = yield* Clock.currentTimeMillis
-          yield* Effect.scoped(Effect.gen(function*() {
-            const handle = yield* fs.open(file, { flag: "w" })
-            yield* handle.writeAll(SessionFile.headerLine(session, created))
-            yield* handle.sync
-          })).pipe(Effect.andThen(syncDirectory), Effect.mapError(storageFailure(method, session, `can't create ${file}`)))
-          const end = yield* scanToEnd(fs, file, session, method)
-          return { end: end.end, opened: { entries: 0, repairedBytes: found?.tail ?? 0 } }
-        }
-        if (found.tail > 0) {
-          yield* fs.truncate(file, found.end.offset).pipe(
-            Effect.andThen(Effect.scoped(Effect.flatMap(fs.open(file, { flag: "r+" }), (h) => h.sync))),
-            Effect.mapError(storageFailure(method, session, `can't truncate the torn tail of ${file}`))
-          )
-        }
-        return { end: found.end, opened: { entries: found.end.seq, repairedBytes: found.tail } }
-      })
-
       const commit = (session: SessionId.SessionId, writer: Writer, batch: ReadonlyArray<Pending>) =>
         Effect.gen(function*() {
           const time = yield* Clock.currentTimeMillis
@@ -173,7 +203,7 @@ export const layerFileSystem = (
               Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)
             )
             if (Exit.isFailure(cut)) {
-              const recovered = yield* Effect.exit(prepare(session, "append"))
+              const recovered = yield* Effect.exit(prepare(fs, directory, fileOf(session), session, "append"))
               if (Exit.isSuccess(recovered)) writer.end = recovered.value.end
             }
             const error = SessionLogError.fromReason({
@@ -206,8 +236,8 @@ export const layerFileSystem = (
             // The writer lives as long as the layer: its lock, handle and fiber close with it.
             const scope = yield* Scope.fork(layerScope)
             const opened = yield* Effect.gen(function*() {
-              yield* SessionLock.acquire(fs, path.join(directory, `${session}.lock`), session)
-              const { end } = yield* prepare(session, "append")
+              yield* SessionLock.acquire(fs, lockPath(path, directory, session), session)
+              const { end } = yield* prepare(fs, directory, fileOf(session), session, "append")
               const file = yield* fs.open(fileOf(session), { flag: "a" }).pipe(
                 Effect.mapError(storageFailure("append", session, `can't open ${fileOf(session)}`))
               )

@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+/**
+ * The `todo-write` executable: the one place that runs an Effect program.
+ */
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { Effect, Layer, Logger } from "effect"
+import { Command } from "effect/cli"
+import * as Cli from "./Cli.ts"
+
+Command.run(Cli.command, { version: Cli.version }).pipe(
+  // stdout carries JSON-RPC under `serve`: logs go to stderr.
+  Effect.provide(Layer.merge(NodeServices.layer, Layer.succeed(Logger.LogToStderr, true))),
+  NodeRuntime.runMain
+)
