@@ -2,7 +2,9 @@
  * The `todo-write` command: an MCP server over stdio, and tools to look into session logs. Built
  * with `effect/cli`; `bin.ts` runs it.
  */
-import { Clock, Console, DateTime, Effect, FileSystem, Layer, Option, Path, Stream } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Config, Console, DateTime, Effect, FileSystem, Layer, Option, Path, type PlatformError, Stream } from "effect"
+import type { SqlError } from "effect/sql"
 import { McpProtocol, McpServer } from "effect/ai"
 import { Argument, CliError, Command, Flag } from "effect/cli"
 import * as AgentSession from "./AgentSession.ts"
@@ -12,7 +14,9 @@ import * as ProjectionStore from "./ProjectionStore.ts"
 import * as SessionId from "./SessionId.ts"
 import * as SessionInvariant from "./SessionInvariant.ts"
 import { SessionLog } from "./SessionLog.ts"
+import type { SessionLogError } from "./SessionLogError.ts"
 import * as SessionLogFile from "./SessionLogFile.ts"
+import * as SessionLogSql from "./SessionLogSql.ts"
 import * as TodoHistory from "./TodoHistory.ts"
 import * as TodoPolicy from "./TodoPolicy.ts"
 import * as TodoWrite from "./TodoWrite.ts"
@@ -41,8 +45,38 @@ const sessionIdOf = (id: string) =>
 const fileLog = (dir: string) =>
   SessionInvariant.layer().pipe(Layer.provide(SessionLogFile.layerFileSystem({ directory: dir })))
 
+const storeChoices = ["file", "postgres"] as const
+type Store = (typeof storeChoices)[number]
+
+const store = Flag.Literals("store", storeChoices).pipe(
+  Flag.withDescription("Where session logs live: JSONL files in --dir, or PostgreSQL at $DATABASE_URL"),
+  Flag.withDefault("file")
+)
+
+/** The checked log of the chosen store; PostgreSQL's URL comes from DATABASE_URL. */
+const storeLog = (
+  kind: Store,
+  dir: string
+): Layer.Layer<
+  SessionLog,
+  PlatformError.PlatformError | SessionLogError | CliError.UserError | SqlError.SqlError,
+  FileSystem.FileSystem | Path.Path
+> =>
+  kind === "file"
+    ? fileLog(dir)
+    : SessionInvariant.layer().pipe(
+      Layer.provide(SessionLogSql.layer()),
+      Layer.provide(PgClient.layerConfig({ url: Config.Redacted("DATABASE_URL") })),
+      Layer.catchTag("ConfigError", (error) =>
+        Layer.effect(
+          SessionLog,
+          Effect.fail(userError(`--store postgres reads the server's URL from DATABASE_URL: ${error.message}`))
+        ))
+    )
+
 const serve = Command.make("serve", {
   dir: directory,
+  store,
   session: Flag.String("session").pipe(
     Flag.withDescription("The session to write to; restarting with the same id continues its log. Default: a new id"),
     Flag.optional
@@ -52,17 +86,18 @@ const serve = Command.make("serve", {
       "REQUIRED. single: at most one todo in_progress; parallel: several when work truly runs in parallel"
     )
   )
-}, ({ dir, session, inProgress }) =>
+}, ({ dir, store, session, inProgress }) =>
   Effect.gen(function*() {
     const id = yield* sessionIdOf(Option.getOrElse(session, () => crypto.randomUUID()))
-    yield* Console.error(`todo-write: serving todo_write over stdio; session ${id} in ${dir} (in_progress: ${inProgress})`)
+    const where = store === "file" ? dir : "PostgreSQL ($DATABASE_URL)"
+    yield* Console.error(`todo-write: serving todo_write over stdio; session ${id} in ${where} (in_progress: ${inProgress})`)
     const server = McpServer.layerStdio({
       name: "todo-write",
       version,
       protocols: [McpProtocol.v2025_11_25, McpProtocol.v2025_06_18, McpProtocol.v2025_03_26, McpProtocol.v2024_11_05],
       registrations: TodoWriteMcp.layer
     }).pipe(
-      Layer.provide(Layer.mergeAll(fileLog(dir), TodoPolicy.layer(policyOf(inProgress)), AgentSession.layer(id)))
+      Layer.provide(Layer.mergeAll(storeLog(store, dir), TodoPolicy.layer(policyOf(inProgress)), AgentSession.layer(id)))
     )
     return yield* Layer.launch(server)
   })).pipe(Command.withDescription("Run an MCP server over stdio that exposes todo_write, writing to a JSONL session log"))
@@ -92,14 +127,17 @@ const printSession = (id: SessionId.SessionId, history: Option.Option<TodoHistor
 
 const show = Command.make("show", {
   dir: directory,
+  store,
   session: Argument.String("session").pipe(Argument.withDescription("The session id")),
   history: Flag.Literals("history", ["turns", "writes"]).pipe(
     Flag.withDescription("Also show the list as it stood at the end of each turn, or after each write"),
     Flag.optional
   ),
   json: Flag.Boolean("json").pipe(Flag.withDescription("Print JSON for machines"), Flag.withDefault(false))
-}, ({ dir, session, history, json }) =>
-  Effect.flatMap(sessionIdOf(session), (id) => printSession(id, history, json)).pipe(Effect.provide(fileLog(dir)))).pipe(
+}, ({ dir, store, session, history, json }) =>
+  Effect.flatMap(sessionIdOf(session), (id) => printSession(id, history, json)).pipe(
+    Effect.provide(storeLog(store, dir))
+  )).pipe(
     Command.withDescription("Replay a session and print its current todo list as a checklist")
   )
 

@@ -10,6 +10,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
+import * as PgTest from "./PgTest.ts"
 
 const bin = new URL("../src/bin.ts", import.meta.url).pathname
 const directories: Array<string> = []
@@ -21,17 +22,23 @@ const tempDirectory = () => {
 afterAll(() => directories.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
 
 /** Runs the executable; resolves with its exit code and output. */
-export const cli = (args: ReadonlyArray<string>, cwd?: string) =>
+export const cli = (args: ReadonlyArray<string>, cwd?: string, env?: Record<string, string>) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd, timeout: 30_000, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
     })
   })
 
-const connect = async (dir: string, session: string, inProgress: "single" | "parallel") => {
+const connect = async (
+  dir: string,
+  session: string,
+  inProgress: "single" | "parallel",
+  options: { readonly store?: "file" | "postgres"; readonly env?: Record<string, string> } = {}
+) => {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [bin, "serve", "--dir", dir, "--session", session, "--in-progress", inProgress],
+    args: [bin, "serve", "--dir", dir, "--session", session, "--in-progress", inProgress, "--store", options.store ?? "file"],
+    env: { ...process.env, ...options.env } as Record<string, string>,
     stderr: "pipe"
   })
   const client = new Client({ name: "sdk-test", version: "1.0.0" })
@@ -100,6 +107,26 @@ describe("todo-write serve (MCP over stdio, official SDK client)", () => {
       { content: "Plan", status: "completed" },
       { content: "Build", status: "in_progress" }
     ])
+  }, 60_000)
+
+  it.skipIf(PgTest.skipReason !== undefined)("--store postgres writes to PostgreSQL at $DATABASE_URL", async () => {
+    const session = `cli-pg-${process.pid}-${Date.now()}`
+    const env = { DATABASE_URL: PgTest.url }
+    const client = await connect(tempDirectory(), session, "single", { store: "postgres", env })
+    try {
+      const ok = await client.callTool({
+        name: "todo_write",
+        arguments: { todos: [{ content: "In the database", status: "in_progress" }] }
+      }) as ToolResult
+      assert.notStrictEqual(ok.isError, true, ok.content[0]?.text)
+    } finally {
+      await client.close()
+    }
+    const shown = await cli(["show", "--store", "postgres", "--json", session], undefined, env)
+    assert.strictEqual(shown.code, 0, shown.stderr)
+    assert.deepStrictEqual(JSON.parse(shown.stdout).todos, [{ content: "In the database", status: "in_progress" }])
+    const missing = await cli(["show", "--store", "postgres", session], undefined, { DATABASE_URL: "" })
+    assert.notStrictEqual(missing.code, 0)
   }, 60_000)
 
   it("refuses to start without the in_progress policy", async () => {
