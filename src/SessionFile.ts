@@ -1,11 +1,14 @@
 /**
  * The JSONL session file format: a header line, then one event envelope per line, exactly as
- * appended. Scanning turns the file's bytes into lines with their numbers and byte offsets and checks
- * them: the header matches the session, seqs are contiguous from 0, every line is an envelope. Bytes
- * after the last newline are a torn tail (a crash mid-write, never acknowledged) and are reported,
- * not parsed; anything else that is wrong is an error naming the line.
+ * appended. Every line ends with a CRC-32 of what precedes it (`,"crc":"…"}`), so any altered byte,
+ * even inside a string, is found rather than loaded. Scanning turns the file's bytes into lines with
+ * their numbers and byte offsets and checks them: the checksum, the header matches the session, seqs
+ * are contiguous from 0, every line is an envelope. Bytes after the last newline are a torn tail (a
+ * crash mid-write, never acknowledged) and are reported, not parsed; anything else that is wrong is an
+ * error naming the line.
  */
 import { Schema } from "effect"
+import { crc32 } from "node:zlib"
 import * as SessionEvent from "./SessionEvent.ts"
 import { makeEntry } from "./SessionLog.ts"
 
@@ -25,14 +28,48 @@ export const extension = ".jsonl"
 
 const encoder = new TextEncoder()
 
+/** `,"crc":"xxxxxxxx"}` closes every line: 18 bytes. */
+const crcSuffixLength = 18
+const crcPrefix = encoder.encode(`,"crc":"`)
+
+const hex8 = (n: number) => n.toString(16).padStart(8, "0")
+
+/** Closes a line's JSON object (given without its final `}`) with the checksum of that text. */
+const sealed = (open: string): string => `${open},"crc":"${hex8(crc32(open))}"}\n`
+
+/**
+ * A line for a JSON object written by other means (a migration, a repair tool): the object's text,
+ * checksummed. `{"a":1}` becomes `{"a":1,"crc":"…"}` and a newline.
+ */
+export const seal = (objectText: string): string => sealed(objectText.trimEnd().replace(/}$/, ""))
+
 export const headerLine = (session: string, created: number): Uint8Array =>
-  encoder.encode(JSON.stringify({ format, version, session, created }) + "\n")
+  encoder.encode(sealed(`{"format":"${format}","version":${version},"session":${JSON.stringify(session)},"created":${created}`))
 
 /** One entry's line; `json` is the payload already serialized. */
 export const entryLine = (type: string, seq: number, time: number, json: string): string =>
-  `{"type":${JSON.stringify(type)},"seq":${seq},"time":${time},"data":${json}}\n`
+  sealed(`{"type":${JSON.stringify(type)},"seq":${seq},"time":${time},"data":${json}`)
 
 export const encodeLines = (lines: string): Uint8Array => encoder.encode(lines)
+
+/** The line's JSON without its checksum, or why the checksum doesn't hold. */
+const unseal = (bytes: Uint8Array): Uint8Array | string => {
+  const end = bytes.length - crcSuffixLength
+  if (end < 1 || bytes[bytes.length - 1] !== 125 || bytes[bytes.length - 2] !== 34) return "no checksum at the end of the line"
+  for (let i = 0; i < crcPrefix.length; i++) {
+    if (bytes[end + i] !== crcPrefix[i]) return "no checksum at the end of the line"
+  }
+  const body = bytes.subarray(0, end)
+  let stored = 0
+  for (let i = end + crcPrefix.length; i < bytes.length - 2; i++) {
+    const c = bytes[i]!
+    const digit = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1
+    if (digit < 0) return "malformed checksum"
+    stored = stored * 16 + digit
+  }
+  const actual = crc32(body)
+  return actual === stored ? body : `checksum mismatch (stored ${hex8(stored)}, computed ${hex8(actual)}): the line was altered after it was written`
+}
 
 /** What scanning yields: the header, each entry, a torn tail, or the first damage found. */
 export type Item =
@@ -78,15 +115,17 @@ const concat = (parts: Array<Uint8Array>, length: number): Uint8Array => {
 
 const parseLine = (session: string, state: State, bytes: Uint8Array, end: number): Item => {
   const line = state.line
+  const body = unseal(bytes)
+  if (typeof body === "string") return { _tag: "Damage", line, detail: body }
   let text: string
   let json: unknown
   try {
-    text = decoder.decode(bytes)
+    text = decoder.decode(body)
   } catch {
     return { _tag: "Damage", line, detail: "not valid UTF-8" }
   }
   try {
-    json = JSON.parse(text)
+    json = JSON.parse(text + "}")
   } catch (cause) {
     return { _tag: "Damage", line, detail: `bad JSON: ${cause instanceof Error ? cause.message : String(cause)}` }
   }

@@ -87,7 +87,9 @@ describe("SessionLogFile", () => {
         assert.strictEqual(lines[4], "")
         const header = JSON.parse(lines[0]!)
         assert.deepInclude(header, { format: SessionFile.format, version: SessionFile.version, session })
-        assert.deepStrictEqual(JSON.parse(lines[2]!), { type: "note", seq: 1, time: 0, data: { text: "two" } })
+        const { crc, ...envelope } = JSON.parse(lines[2]!)
+        assert.deepStrictEqual(envelope, { type: "note", seq: 1, time: 0, data: { text: "two" } })
+        assert.match(crc, /^[0-9a-f]{8}$/)
         assert.deepStrictEqual(yield* open((log) => log.sessions), [session])
       })
     ))
@@ -127,6 +129,14 @@ describe("SessionLogFile", () => {
     ))
 
   describe("damage", () => {
+    /** Rewrites line `index` (0 = header) through `edit`, checksummed anew: damage made to look written. */
+    const rewritten = (index: number, edit: (json: string) => string) => (text: string) => {
+      const lines = text.split("\n")
+      const { crc: _, ...object } = JSON.parse(lines[index]!)
+      lines[index] = SessionFile.seal(edit(JSON.stringify(object))).trimEnd()
+      return lines.join("\n")
+    }
+
     const damaged = (mutate: (text: string) => string) =>
       withDirectory((directory, open) =>
         Effect.gen(function*() {
@@ -148,6 +158,16 @@ describe("SessionLogFile", () => {
         assert.include(error.message, "line 3")
       }))
 
+    it.effect("a flipped byte inside a string value is caught by the line's checksum", () =>
+      Effect.gen(function*() {
+        const error = yield* damaged((text) => text.replace(`"text":"two"`, `"text":"twa"`))
+        assert.deepInclude(error.reason, { _tag: "Corrupt", line: 3 })
+        assert.include(error.message, "checksum mismatch")
+        const bad = yield* damaged(rewritten(2, (json) => json.replace(`"seq":1,`, `"seq":1;`)))
+        assert.deepInclude(bad.reason, { _tag: "Corrupt", line: 3 })
+        assert.include(bad.message, "bad JSON")
+      }))
+
     it.effect("deleted bytes in the middle are an error naming the line", () =>
       Effect.gen(function*() {
         const lines = (text: string) => text.split("\n")
@@ -160,7 +180,7 @@ describe("SessionLogFile", () => {
           return all.join("\n")
         })
         assert.deepInclude(truncatedLine.reason, { _tag: "Corrupt", line: 3 })
-        assert.include(truncatedLine.message, "bad JSON")
+        assert.include(truncatedLine.message, "checksum")
       }))
 
     it.effect("a repeated seq is an error", () =>
@@ -175,21 +195,21 @@ describe("SessionLogFile", () => {
 
     it.effect("a file from another session id is refused", () =>
       Effect.gen(function*() {
-        const error = yield* damaged((text) => text.replace(`"session":"file-session"`, `"session":"someone-else"`))
+        const error = yield* damaged(rewritten(0, (json) => json.replace(`"session":"file-session"`, `"session":"someone-else"`)))
         assert.deepInclude(error.reason, { _tag: "Corrupt", line: 1 })
         assert.include(error.message, "someone-else")
       }))
 
     it.effect("a newer format version is refused", () =>
       Effect.gen(function*() {
-        const error = yield* damaged((text) => text.replace(`"version":1`, `"version":2`))
+        const error = yield* damaged(rewritten(0, (json) => json.replace(`"version":1`, `"version":2`)))
         assert.deepInclude(error.reason, { _tag: "Corrupt", line: 1 })
         assert.include(error.message, "format version 2")
       }))
 
     it.effect("an event that fails the invariant is an error naming its seq and rule", () =>
       Effect.gen(function*() {
-        const error = yield* damaged((text) => text.replace(`"content":"three"`, `"content":" three"`))
+        const error = yield* damaged(rewritten(3, (json) => json.replace(`"content":"three"`, `"content":" three"`)))
         assert.strictEqual(error.reason._tag, "InvariantViolation")
         if (error.reason._tag === "InvariantViolation") {
           assert.strictEqual(error.reason.seq, 2)
