@@ -32,46 +32,95 @@ export class SessionLog extends Context.Service<SessionLog, {
   readonly sessions: Effect.Effect<ReadonlyArray<SessionId>, SessionLogError>
 }>()("effect-todo-write/SessionLog") {}
 
-const deepFreeze = <A>(value: A): A => {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
-  }
-  return value
+const isPlainObject = (value: object): boolean => {
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
 }
 
+const at = (path: string, key: string | number) => typeof key === "number" ? `${path}[${key}]` : `${path}.${key}`
+
 /**
- * Serializes a payload to JSON text, the form every backend stores. A payload that JSON can't hold
- * is refused rather than silently altered.
+ * A frozen copy of a JSON payload, or what in it JSON can't hold: every backend stores exactly JSON,
+ * so a value it would silently alter (NaN, a Date, `undefined` in an array, a cycle) is refused
+ * instead. Object properties that are `undefined` are left out, as absent.
+ */
+export const copyJson = (value: unknown): { readonly copy: unknown } | { readonly problem: string } => {
+  const ancestors = new Set<object>()
+  let problem: string | undefined
+  const visit = (v: unknown, path: string): unknown => {
+    switch (typeof v) {
+      case "string":
+      case "boolean":
+        return v
+      case "number":
+        if (Number.isFinite(v)) return v
+        problem = `${path}: ${v} is not a JSON number`
+        return undefined
+      case "object": {
+        if (v === null) return null
+        if (ancestors.has(v)) {
+          problem = `${path}: a cycle`
+          return undefined
+        }
+        ancestors.add(v)
+        let out: unknown
+        if (Array.isArray(v)) {
+          const array: Array<unknown> = new Array(v.length)
+          for (let i = 0; i < v.length && problem === undefined; i++) {
+            if (v[i] === undefined) problem = `${at(path, i)}: undefined is not JSON`
+            else array[i] = visit(v[i], at(path, i))
+          }
+          out = Object.freeze(array)
+        } else if (isPlainObject(v)) {
+          const object: Record<string, unknown> = {}
+          for (const key in v) {
+            const item = (v as Record<string, unknown>)[key]
+            if (item !== undefined) object[key] = visit(item, at(path, key))
+            if (problem !== undefined) break
+          }
+          out = Object.freeze(object)
+        } else {
+          problem = `${path}: a ${v.constructor?.name ?? "non-plain object"} is not JSON`
+        }
+        ancestors.delete(v)
+        return out
+      }
+      default:
+        problem = `${path}: a ${typeof v} is not JSON`
+        return undefined
+    }
+  }
+  const copy = visit(value, "data")
+  return problem === undefined ? { copy } : { problem }
+}
+
+const invalidPayload = (method: string, session: SessionId, detail: string) =>
+  SessionLogError.fromReason({ method, session, reason: new InvalidPayload({ detail }) })
+
+/** A frozen copy of a payload, or `InvalidPayload` when JSON can't hold it. */
+export const snapshotPayload = (
+  method: string,
+  session: SessionId,
+  data: unknown
+): Effect.Effect<unknown, SessionLogError> =>
+  Effect.suspend(() => {
+    const result = copyJson(data)
+    return "copy" in result ? Effect.succeed(result.copy) : Effect.fail(invalidPayload(method, session, result.problem))
+  })
+
+/**
+ * A payload as JSON text, the form durable backends store, and its frozen copy. Refused, like
+ * `snapshotPayload`, when JSON can't hold it.
  */
 export const encodePayload = (
   method: string,
   session: SessionId,
   data: unknown
-): Effect.Effect<string, SessionLogError> =>
-  Effect.suspend(() => {
-    try {
-      const json = JSON.stringify(data)
-      if (json !== undefined) return Effect.succeed(json)
-      return Effect.fail(SessionLogError.fromReason({
-        method,
-        session,
-        reason: new InvalidPayload({ detail: `a ${typeof data} is not JSON` })
-      }))
-    } catch (cause) {
-      return Effect.fail(SessionLogError.fromReason({
-        method,
-        session,
-        reason: new InvalidPayload({ detail: cause instanceof Error ? cause.message : String(cause) })
-      }))
-    }
-  })
-
-/** An immutable copy of a payload, as a durable backend would return it after a round trip. */
-export const snapshot = (json: string): unknown => deepFreeze(JSON.parse(json))
+): Effect.Effect<{ readonly json: string; readonly copy: unknown }, SessionLogError> =>
+  Effect.map(snapshotPayload(method, session, data), (copy) => ({ json: JSON.stringify(copy), copy }))
 
 export const makeEntry = (type: string, seq: number, time: number, data: unknown): SessionEvent.Entry =>
-  deepFreeze({ type, seq, time, data })
+  Object.freeze({ type, seq, time, data })
 
 /** Keeps every session in memory; for tests and for embedding where durability isn't wanted. */
 export const layerMemory: Layer.Layer<SessionLog> = Layer.effect(
@@ -80,8 +129,9 @@ export const layerMemory: Layer.Layer<SessionLog> = Layer.effect(
     const sessions = new Map<SessionId, Array<SessionEvent.Entry>>()
     const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SessionEvent.Committed>(), PubSub.shutdown)
 
-    const append = Effect.fn("SessionLog.append")(function*(session: SessionId, type: string, data: unknown) {
-      const json = yield* encodePayload("append", session, data)
+    // Untraced: memory appends are too cheap for a span to be worth its cost.
+    const append = Effect.fnUntraced(function*(session: SessionId, type: string, data: unknown) {
+      const copy = yield* snapshotPayload("append", session, data)
       const time = yield* Clock.currentTimeMillis
       let entries = sessions.get(session)
       if (entries === undefined) {
@@ -89,7 +139,7 @@ export const layerMemory: Layer.Layer<SessionLog> = Layer.effect(
         sessions.set(session, entries)
       }
       // No yield between reading the length and pushing: seqs stay contiguous under concurrent appends.
-      const entry = makeEntry(type, entries.length, time, snapshot(json))
+      const entry = makeEntry(type, entries.length, time, copy)
       entries.push(entry)
       yield* PubSub.publish(pubsub, { session, entry })
       return entry

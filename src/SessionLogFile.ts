@@ -30,7 +30,7 @@ import * as SessionEvent from "./SessionEvent.ts"
 import * as SessionFile from "./SessionFile.ts"
 import * as SessionId from "./SessionId.ts"
 import * as SessionLock from "./SessionLock.ts"
-import { encodePayload, makeEntry, type ReadOptions, SessionLog, snapshot } from "./SessionLog.ts"
+import { encodePayload, makeEntry, type ReadOptions, SessionLog } from "./SessionLog.ts"
 import { Corrupt, SessionLogError, StorageFailure } from "./SessionLogError.ts"
 
 export interface Options {
@@ -41,6 +41,8 @@ export interface Options {
 interface Pending {
   readonly type: string
   readonly json: string
+  /** The payload's frozen copy: what the committed entry carries. */
+  readonly copy: unknown
   readonly done: Deferred.Deferred<SessionEvent.Entry, SessionLogError>
 }
 
@@ -221,7 +223,7 @@ export const layerFileSystem = (
           }
           const committed = batch.map((pending, i) => ({
             session,
-            entry: makeEntry(pending.type, start.seq + i, time, snapshot(pending.json))
+            entry: makeEntry(pending.type, start.seq + i, time, pending.copy)
           }))
           // Publish before acknowledging, so whoever subscribes after an append returns never sees it.
           yield* PubSub.publishAll(pubsub, committed)
@@ -257,10 +259,10 @@ export const layerFileSystem = (
 
       const append = Effect.fn("SessionLogFile.append")(
         function*(session: SessionId.SessionId, type: string, data: unknown) {
-          const json = yield* encodePayload("append", session, data)
+          const { copy, json } = yield* encodePayload("append", session, data)
           const writer = yield* openWriter(session)
           const done = yield* Deferred.make<SessionEvent.Entry, SessionLogError>()
-          yield* Queue.offer(writer.queue, { type, json, done })
+          yield* Queue.offer(writer.queue, { type, json, copy, done })
           return yield* Deferred.await(done)
         }
       )

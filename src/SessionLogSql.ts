@@ -15,7 +15,7 @@ import { Clock, Effect, Layer, Option, PubSub, Queue, Schedule, Stream } from "e
 import { SqlClient, type SqlError } from "effect/sql"
 import * as SessionEvent from "./SessionEvent.ts"
 import * as SessionId from "./SessionId.ts"
-import { encodePayload, makeEntry, type ReadOptions, SessionLog, snapshot } from "./SessionLog.ts"
+import { encodePayload, makeEntry, type ReadOptions, SessionLog } from "./SessionLog.ts"
 import { Corrupt, InvalidPayload, SessionLogError, StorageFailure } from "./SessionLogError.ts"
 
 export interface Options {
@@ -136,7 +136,7 @@ export const layer = (
         )
 
       const append = Effect.fn("SessionLogSql.append")(function*(session: SessionId.SessionId, type: string, data: unknown) {
-        const json = yield* encodePayload("append", session, data)
+        const { copy, json } = yield* encodePayload("append", session, data)
         if (json.includes("\\u0000")) {
           return yield* SessionLogError.fromReason({
             method: "append",
@@ -146,7 +146,7 @@ export const layer = (
         }
         const time = yield* Clock.currentTimeMillis
         const seq = yield* insert(session, type, json, time)
-        const entry = makeEntry(type, seq, time, snapshot(json))
+        const entry = makeEntry(type, seq, time, copy)
         yield* publish([{ session, entry }])
         return entry
       })

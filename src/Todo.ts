@@ -47,6 +47,57 @@ export const StoredList = Schema.Array(StoredItem).check(
 
 export const StoredWrite = Schema.Struct({ todos: StoredList })
 
+// Fast paths. Most arguments and stored payloads have exactly the schema's shape; these guards
+// recognise that case without running the schema's general decoder. They only ever accept what the
+// schema accepts (a property test holds them to it); anything else goes to the schema, which stays
+// the authority and explains what is wrong.
+
+const statuses: ReadonlySet<string> = new Set(Status.literals)
+
+const isPlainRecord = (u: unknown): u is Record<string, unknown> => {
+  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
+  const proto = Object.getPrototypeOf(u)
+  return (proto === Object.prototype || proto === null) && Object.getOwnPropertySymbols(u).length === 0
+}
+
+/** `u` is an object whose own keys are exactly `a` and, if given, `b`. */
+const hasExactly = (u: Record<string, unknown>, a: string, b?: string): boolean => {
+  let n = 0
+  for (const key in u) {
+    if (key !== a && key !== b) return false
+    n++
+  }
+  return n === (b === undefined ? 1 : 2) && Object.hasOwn(u, a) && (b === undefined || Object.hasOwn(u, b))
+}
+
+/** The items of arguments shaped exactly like `Write`, or `undefined` to let the schema decide. */
+export const itemsOfExactWrite = (u: unknown): ReadonlyArray<Item> | undefined => {
+  if (!isPlainRecord(u) || !hasExactly(u, "todos")) return undefined
+  const todos = u.todos
+  if (!Array.isArray(todos)) return undefined
+  const items: Array<Item> = new Array(todos.length)
+  for (let i = 0; i < todos.length; i++) {
+    const item: unknown = todos[i]
+    if (!isPlainRecord(item) || !hasExactly(item, "content", "status")) return undefined
+    const { content, status } = item
+    if (typeof content !== "string" || typeof status !== "string" || !statuses.has(status)) return undefined
+    items[i] = { content, status: status as Status }
+  }
+  return items
+}
+
+/** `u` is exactly a valid `StoredWrite`; `false` means "ask the schema", not "invalid". */
+export const isExactStoredWrite = (u: unknown): boolean => {
+  const items = itemsOfExactWrite(u)
+  if (items === undefined) return false
+  const seen = new Set<string>()
+  for (const { content } of items) {
+    if (content.length === 0 || content.trim() !== content || seen.has(content)) return false
+    seen.add(content)
+  }
+  return true
+}
+
 export const Counts = Schema.Struct({
   pending: Schema.Int,
   in_progress: Schema.Int,

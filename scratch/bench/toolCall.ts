@@ -1,0 +1,92 @@
+/**
+ * 1. Tool call cost: decode + validate + append to the in-memory log + projection update, for lists
+ * of 3, 30 and 300 items, against the reference design's approach: the same checks as a plain
+ * synchronous loop with a plain array as the log.
+ */
+import { Effect, Layer, ManagedRuntime } from "effect"
+import * as AgentSession from "../../src/AgentSession.ts"
+import * as Projection from "../../src/Projection.ts"
+import * as ProjectionStore from "../../src/ProjectionStore.ts"
+import * as SessionId from "../../src/SessionId.ts"
+import * as SessionInvariant from "../../src/SessionInvariant.ts"
+import * as SessionLog from "../../src/SessionLog.ts"
+import * as TodoPolicy from "../../src/TodoPolicy.ts"
+import * as TodoWrite from "../../src/TodoWrite.ts"
+import { type Comparison, compare, timeBatch, timeRun } from "./harness.ts"
+
+const args = (items: number) => ({
+  todos: Array.from({ length: items }, (_, i) => ({
+    content: `  Step ${i}: do the ${i}th thing carefully `,
+    status: i === 0 ? "in_progress" : i < items / 2 ? "completed" : "pending"
+  }))
+})
+
+// The baseline: what a harness without Effect does, check for check.
+type Item = { content: string; status: string }
+const statuses = new Set(["pending", "in_progress", "completed"])
+const baselineLog: Array<{ type: string; seq: number; time: number; data: unknown }> = []
+let baselineCurrent: Array<Item> | null = null
+const baselineCall = (input: unknown): string => {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) throw new Error("arguments must be an object")
+  const keys = Object.keys(input)
+  if (keys.length !== 1 || keys[0] !== "todos") throw new Error("unexpected property")
+  const raw = (input as { todos: unknown }).todos
+  if (!Array.isArray(raw)) throw new Error("todos must be an array")
+  if (raw.length > 100 * 3) throw new Error("too many items")
+  const todos: Array<Item> = []
+  const seen = new Set<string>()
+  let inProgress = 0
+  for (const item of raw) {
+    if (typeof item !== "object" || item === null) throw new Error("item must be an object")
+    const itemKeys = Object.keys(item)
+    if (itemKeys.length !== 2 || !("content" in item) || !("status" in item)) throw new Error("bad item keys")
+    const { content, status } = item as Item
+    if (typeof content !== "string" || !statuses.has(status)) throw new Error("bad item")
+    const trimmed = content.trim()
+    if (trimmed.length === 0 || trimmed.length > 1000) throw new Error("bad content")
+    const key = trimmed.normalize("NFKC").toLowerCase().replace(/\s+/g, " ")
+    if (seen.has(key)) throw new Error("duplicate")
+    seen.add(key)
+    if (status === "in_progress") inProgress++
+    todos.push({ content: trimmed, status })
+  }
+  if (inProgress > 1) throw new Error("too many in_progress")
+  baselineLog.push({ type: "todo/write", seq: baselineLog.length, time: Date.now(), data: { todos } })
+  baselineCurrent = todos
+  return `Updated todo list: ${todos.length} items.`
+}
+
+export const run = async (): Promise<ReadonlyArray<Comparison>> => {
+  const session = SessionId.decodeSync("bench")
+  const runtime = ManagedRuntime.make(
+    ProjectionStore.layer.pipe(
+      Layer.provideMerge(SessionInvariant.layer()),
+      Layer.provideMerge(SessionLog.layerMemory),
+      Layer.merge(TodoPolicy.layer({ allowParallelInProgress: false, maxItems: 300 }))
+    )
+  )
+  const results: Array<Comparison> = []
+  for (const items of [3, 30, 300]) {
+    const input = args(items)
+    const batch = items === 300 ? 200 : 2000
+    const calls = Effect.gen(function*() {
+      const store = yield* ProjectionStore.ProjectionStore
+      for (let i = 0; i < batch; i++) {
+        yield* TodoWrite.execute(input)
+        yield* store.get(Projection.todos, session)
+      }
+    }).pipe(AgentSession.provide(session))
+    results.push(
+      await compare({
+        name: `tool call, ${items} items`,
+        rounds: 15,
+        target: () => timeRun(() => runtime.runPromise(calls), batch),
+        baseline: () => timeBatch(() => baselineCall(input), batch),
+        goal: items === 30 ? { max: 3 } : undefined
+      })
+    )
+  }
+  await runtime.dispose()
+  if (baselineCurrent === null) throw new Error("the baseline never ran")
+  return results
+}
