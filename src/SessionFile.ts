@@ -113,19 +113,33 @@ const concat = (parts: Array<Uint8Array>, length: number): Uint8Array => {
   return out
 }
 
-const parseLine = (session: string, state: State, bytes: Uint8Array, end: number): Item => {
+/** The envelope's exact shape, checked without the schema; `false` means "ask the schema". */
+const isPlainEnvelope = (u: unknown): u is SessionEvent.Entry => {
+  if (typeof u !== "object" || u === null) return false
+  const e = u as Record<string, unknown>
+  return typeof e.type === "string" && e.type.length > 0 && Number.isInteger(e.seq) && (e.seq as number) >= 0 &&
+    Number.isInteger(e.time) && "data" in e
+}
+
+/**
+ * Parses one line. `bytes` are the line's bytes, without the newline (for the checksum); `text` is
+ * the same line decoded, when the caller decoded a whole run of lines at once.
+ */
+const parseLine = (session: string, state: State, bytes: Uint8Array, end: number, text?: string): Item => {
   const line = state.line
   const body = unseal(bytes)
   if (typeof body === "string") return { _tag: "Damage", line, detail: body }
-  let text: string
   let json: unknown
-  try {
-    text = decoder.decode(body)
-  } catch {
-    return { _tag: "Damage", line, detail: "not valid UTF-8" }
+  if (text === undefined) {
+    try {
+      text = decoder.decode(bytes)
+    } catch {
+      return { _tag: "Damage", line, detail: "not valid UTF-8" }
+    }
   }
   try {
-    json = JSON.parse(text + "}")
+    // The whole line, checksum field included: the checksum held, so its text is what was written.
+    json = JSON.parse(text)
   } catch (cause) {
     return { _tag: "Damage", line, detail: `bad JSON: ${cause instanceof Error ? cause.message : String(cause)}` }
   }
@@ -143,7 +157,9 @@ const parseLine = (session: string, state: State, bytes: Uint8Array, end: number
     state.headerSeen = true
     return { _tag: "Header", header: json, end }
   }
-  if (!isEntry(json)) return { _tag: "Damage", line, detail: "not an event envelope {type, seq, time, data}" }
+  if (!isPlainEnvelope(json) && !isEntry(json)) {
+    return { _tag: "Damage", line, detail: "not an event envelope {type, seq, time, data}" }
+  }
   if (json.seq !== state.seq) {
     return {
       _tag: "Damage",
@@ -172,31 +188,52 @@ export const scanner = (session: string, from: Position = start) => {
     partial: [],
     partialLength: 0
   })
+  /** Parses a complete line; answers whether scanning goes on. */
+  const emit = (state: State, items: Array<Item>, bytes: Uint8Array, text?: string): boolean => {
+    const end = state.offset + bytes.length + 1
+    const item = parseLine(session, state, bytes, end, text)
+    items.push(item)
+    if (item._tag === "Damage") {
+      state.damaged = true
+      return false
+    }
+    state.offset = end
+    state.line++
+    return true
+  }
   const step = (state: State, chunk: Uint8Array): readonly [State, ReadonlyArray<Item>] => {
     if (state.damaged) return [state, []]
     const items: Array<Item> = []
     let from = 0
-    let newline = chunk.indexOf(10, from)
-    while (newline !== -1) {
-      const piece = chunk.subarray(from, newline)
-      let bytes = piece
-      if (state.partialLength > 0) {
-        state.partial.push(piece)
-        bytes = concat(state.partial, state.partialLength + piece.length)
-        state.partial = []
-        state.partialLength = 0
-      }
-      const end = state.offset + bytes.length + 1
-      const item = parseLine(session, state, bytes, end)
-      items.push(item)
-      if (item._tag === "Damage") {
-        state.damaged = true
-        return [state, items]
-      }
-      state.offset = end
-      state.line++
+    let newline = chunk.indexOf(10)
+    if (newline !== -1 && state.partialLength > 0) {
+      // The line that began in an earlier chunk.
+      state.partial.push(chunk.subarray(0, newline))
+      const bytes = concat(state.partial, state.partialLength + newline)
+      state.partial = []
+      state.partialLength = 0
+      if (!emit(state, items, bytes)) return [state, items]
       from = newline + 1
       newline = chunk.indexOf(10, from)
+    }
+    if (newline !== -1) {
+      // The lines wholly inside this chunk: decoded in one go (a newline byte never occurs inside a
+      // UTF-8 sequence, so the decoded text splits into the same lines).
+      const ends: Array<number> = []
+      while (newline !== -1) {
+        ends.push(newline)
+        newline = chunk.indexOf(10, newline + 1)
+      }
+      let texts: Array<string> | undefined
+      try {
+        texts = decoder.decode(chunk.subarray(from, ends[ends.length - 1])).split("\n")
+      } catch {
+        texts = undefined // some line is not UTF-8: decode line by line to find which
+      }
+      for (let i = 0; i < ends.length; i++) {
+        if (!emit(state, items, chunk.subarray(from, ends[i]), texts?.[i])) return [state, items]
+        from = ends[i]! + 1
+      }
     }
     if (from < chunk.length) {
       // Copy: the stream may reuse its buffer for the next chunk.

@@ -79,15 +79,17 @@ export const scan = (
     return fs.stream(path, { offset: from.offset, chunkSize: 256 * 1024 }).pipe(
       Stream.mapError(storageFailure(method, session, `can't read ${path}`)),
       Stream.mapAccum(scanner.initial, scanner.step, { onHalt: scanner.halt }),
-      Stream.mapEffect((item) =>
-        item._tag === "Damage"
+      // Damage can only be the last item of a chunk: check chunks, not items.
+      Stream.mapArrayEffect((items) => {
+        const last = items[items.length - 1]!
+        return last._tag === "Damage"
           ? Effect.fail(SessionLogError.fromReason({
             method,
             session,
-            reason: new Corrupt({ line: item.line, detail: `${path}: ${item.detail}` })
+            reason: new Corrupt({ line: last.line, detail: `${path}: ${last.detail}` })
           }))
-          : Effect.succeed(item)
-      )
+          : Effect.succeed(items)
+      })
     )
   })
 

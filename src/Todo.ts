@@ -88,12 +88,23 @@ export const itemsOfExactWrite = (u: unknown): ReadonlyArray<Item> | undefined =
 
 /** `u` is exactly a valid `StoredWrite`; `false` means "ask the schema", not "invalid". */
 export const isExactStoredWrite = (u: unknown): boolean => {
-  const items = itemsOfExactWrite(u)
-  if (items === undefined) return false
-  const seen = new Set<string>()
-  for (const { content } of items) {
-    if (content.length === 0 || content.trim() !== content || seen.has(content)) return false
-    seen.add(content)
+  if (!isPlainRecord(u) || !hasExactly(u, "todos")) return false
+  const todos = u.todos
+  if (!Array.isArray(todos)) return false
+  // Short lists: comparing pairs is cheaper than hashing every content into a set.
+  const seen = todos.length > 32 ? new Set<string>() : undefined
+  for (let i = 0; i < todos.length; i++) {
+    const item: unknown = todos[i]
+    if (!isPlainRecord(item) || !hasExactly(item, "content", "status")) return false
+    const { content, status } = item
+    if (typeof content !== "string" || typeof status !== "string" || !statuses.has(status)) return false
+    if (content.length === 0 || content.trim() !== content) return false
+    if (seen !== undefined) {
+      if (seen.has(content)) return false
+      seen.add(content)
+    } else {
+      for (let j = 0; j < i; j++) if ((todos[j] as Item).content === content) return false
+    }
   }
   return true
 }

@@ -5,7 +5,8 @@
 import { type Comparison, verdict } from "./harness.ts"
 
 const benchmarks: Record<string, () => Promise<ReadonlyArray<Comparison>>> = {
-  toolCall: async () => (await import("./toolCall.ts")).run()
+  toolCall: async () => (await import("./toolCall.ts")).run(),
+  replay: async () => (await import("./replay.ts")).run()
 }
 
 const args = process.argv.slice(2)

@@ -1,0 +1,43 @@
+/**
+ * Session files for the benchmarks, written directly in the session file format (an append with
+ * fsync per event would take minutes for a long session and measure nothing of interest here).
+ */
+import { mkdirSync, openSync, writeSync, closeSync } from "node:fs"
+import { join } from "node:path"
+import * as SessionFile from "../../src/SessionFile.ts"
+
+/** A realistic mix: turns, todo/write of 5–30 items, tool events this package doesn't know. */
+export const eventAt = (seq: number): { readonly type: string; readonly json: string } => {
+  const k = seq % 10
+  if (k === 0) return { type: "turn/start", json: "{}" }
+  if (k === 9) return { type: "turn/end", json: `{"reason":"completed"}` }
+  if (k % 3 === 0) {
+    return { type: "tool/bash", json: JSON.stringify({ command: `ls -la src/${seq}`, exitCode: 0, output: "x".repeat(80) }) }
+  }
+  const items = 5 + (seq % 26)
+  const todos = Array.from({ length: items }, (_, i) => ({
+    content: `Step ${i} of task ${seq >> 4}: update the module and its tests`,
+    status: i < k ? "completed" : i === k ? "in_progress" : "pending"
+  }))
+  return { type: "todo/write", json: JSON.stringify({ todos }) }
+}
+
+/** Writes `events` events for `session` into `directory`; answers the file's path. */
+export const writeSession = (directory: string, session: string, events: number): string => {
+  mkdirSync(directory, { recursive: true })
+  const path = join(directory, SessionFile.fileName(session))
+  const fd = openSync(path, "w")
+  writeSync(fd, SessionFile.headerLine(session, 0))
+  let text = ""
+  for (let seq = 0; seq < events; seq++) {
+    const { type, json } = eventAt(seq)
+    text += SessionFile.entryLine(type, seq, 1_796_000_000_000 + seq, json)
+    if (text.length > 1 << 20) {
+      writeSync(fd, text)
+      text = ""
+    }
+  }
+  writeSync(fd, text)
+  closeSync(fd)
+  return path
+}
