@@ -160,7 +160,8 @@ const parseLine = (session: string, state: State, bytes: Uint8Array, end: number
   if (!isPlainEnvelope(json) && !isEntry(json)) {
     return { _tag: "Damage", line, detail: "not an event envelope {type, seq, time, data}" }
   }
-  if (json.seq !== state.seq) {
+  // A negative expected seq (a probe into the middle of a file) takes the line's seq as it is.
+  if (state.seq >= 0 && json.seq !== state.seq) {
     return {
       _tag: "Damage",
       line,
@@ -169,7 +170,7 @@ const parseLine = (session: string, state: State, bytes: Uint8Array, end: number
         : `seq ${json.seq} leaves a gap (expected ${state.seq})`
     }
   }
-  state.seq++
+  state.seq = json.seq + 1
   return { _tag: "Entry", entry: makeEntry(json.type, json.seq, json.time, json.data), line, end }
 }
 

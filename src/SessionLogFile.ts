@@ -93,6 +93,50 @@ export const scan = (
     )
   })
 
+const probeBytes = 64 * 1024
+
+/** The first complete line's item in `bytes`, read from `offset`; `undefined` if there is none. */
+const probe = (session: SessionId.SessionId, bytes: Uint8Array, offset: number, afterHeader: boolean) => {
+  const scanner = SessionFile.scanner(session, afterHeader ? { offset, line: 0, seq: -1 } : SessionFile.start)
+  const [, items] = scanner.step(scanner.initial(), bytes)
+  return items[0]
+}
+
+/**
+ * Where the line with seq `fromSeq` starts, found by bisecting the file: lines are in seq order, so
+ * reading from a late seq costs a few small reads instead of a scan of everything before it. The
+ * header is always read and checked. Answers `undefined` whenever a probe can't tell (a line longer
+ * than a probe, damage): the caller then scans from the start, which reports damage properly.
+ */
+const locate = (fs: FileSystem.FileSystem, path: string, session: SessionId.SessionId, fromSeq: number) =>
+  Effect.scoped(Effect.gen(function*() {
+    const file = yield* fs.open(path, { flag: "r" })
+    const size = Number((yield* file.stat).size)
+    const read = (offset: number) =>
+      Effect.map(file.readAlloc(Math.min(probeBytes, size - offset), { position: BigInt(offset) }), (o) =>
+        o._tag === "Some" ? o.value : new Uint8Array(0))
+    const head = probe(session, yield* read(0), 0, false)
+    if (head?._tag !== "Header") return undefined
+    let lo: SessionFile.Position = { offset: head.end, line: 2, seq: 0 }
+    let hi = size
+    while (hi - lo.offset > probeBytes) {
+      const mid = lo.offset + Math.floor((hi - lo.offset) / 2)
+      const bytes = yield* read(mid)
+      const newline = bytes.indexOf(10)
+      if (newline === -1) return undefined
+      const start = mid + newline + 1
+      const item = probe(session, bytes.subarray(newline + 1), start, true)
+      if (item === undefined) {
+        hi = start // no whole line after `start` within the probe: look earlier
+        continue
+      }
+      if (item._tag !== "Entry") return undefined
+      if (item.entry.seq <= fromSeq) lo = { offset: start, line: item.entry.seq + 2, seq: item.entry.seq }
+      else hi = start
+    }
+    return lo
+  })).pipe(Effect.catch(() => Effect.succeed(undefined)))
+
 /** Where a whole scan ends: the position after the last complete line, and the torn tail's size. */
 export const scanToEnd = (
   fs: FileSystem.FileSystem,
@@ -275,9 +319,14 @@ export const layerFileSystem = (
           const file = fileOf(session)
           const exists = yield* fs.exists(file).pipe(Effect.mapError(storageFailure("read", session, file)))
           if (!exists) return Stream.empty
-          // This process's writer knows where the durable end is: a read from there needn't rescan.
+          // This process's writer knows where the durable end is: a read from there needn't rescan;
+          // a read from any other late seq bisects to it.
           const writer = writers.get(session)
-          const from = writer !== undefined && fromSeq >= writer.end.seq ? writer.end : SessionFile.start
+          const from = writer !== undefined && fromSeq >= writer.end.seq
+            ? writer.end
+            : fromSeq > 0
+            ? (yield* locate(fs, file, session, fromSeq)) ?? SessionFile.start
+            : SessionFile.start
           return scan(fs, file, session, from).pipe(
             Stream.filter((item) => item._tag === "Entry" && item.entry.seq >= fromSeq),
             Stream.map((item) => (item as Extract<SessionFile.Item, { _tag: "Entry" }>).entry)

@@ -15,7 +15,7 @@ const id = SessionId.decodeSync
 
 export const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   const error = Exit.findErrorOption(exit)
-  if (Option.isNone(error)) throw new Error(`expected a failure, got ${String(exit)}`)
+  if (Option.isNone(error)) throw new Error(`expected a failure, got ${String(exit).slice(0, 200)}`)
   return error.value
 }
 

@@ -339,6 +339,32 @@ describe("SessionLogFile", () => {
         )
     }).pipe(Effect.provide(NodeServices.layer)))
 
+  it.effect("a read from a late seq bisects to it, without scanning what comes before", () =>
+    withDirectory((directory, open) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        let text = new TextDecoder().decode(SessionFile.headerLine(session, 0))
+        for (let seq = 0; seq < 20_000; seq++) {
+          text += SessionFile.entryLine(seq % 7 === 0 ? "todo/write" : "tick", seq, seq, seq % 7 === 0 ? JSON.stringify(todo(`v${seq}`)) : `{"n":${seq},"pad":"${"x".repeat(seq % 300)}"}`)
+        }
+        yield* fs.writeFileString(fileOf(directory), text)
+        for (const from of [1, 777, 12_345, 19_999, 20_000, 25_000]) {
+          const tail = yield* open((log) => Stream.runCollect(log.read(session, { fromSeq: from })))
+          assert.strictEqual(tail.length, Math.max(0, 20_000 - from), `from ${from}`)
+          if (tail.length > 0) assert.strictEqual(tail[0]!.seq, from)
+        }
+        // damage before the seq asked for is not read; damage after it is still found, with its line
+        const lines = text.split("\n")
+        lines[100] = lines[100]!.replace(`"n":`, `"m":`)
+        lines[15_003] = lines[15_003]!.replace(`"n":`, `"m":`)
+        yield* fs.writeFileString(fileOf(directory), lines.join("\n"))
+        const error = failureOf(yield* Effect.exit(open((log) => Stream.runCollect(log.read(session, { fromSeq: 12_000 })))))
+        assert.deepInclude(error.reason, { _tag: "Corrupt", line: 15_004 })
+        const whole = failureOf(yield* Effect.exit(open(readAll)))
+        assert.deepInclude(whole.reason, { _tag: "Corrupt", line: 101 })
+      })
+    ), 60_000)
+
   it.live("a million-event session loads as a stream, without holding the file in memory", () =>
     withDirectory((directory, open) =>
       Effect.gen(function*() {
