@@ -8,6 +8,8 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 30_000
+    testTimeout: 30_000,
+    // Memory tests measure what is retained, after a collection, not garbage yet to be collected.
+    execArgv: ["--expose-gc"]
   }
 })

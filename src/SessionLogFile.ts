@@ -93,46 +93,82 @@ export const scan = (
     )
   })
 
-const probeBytes = 64 * 1024
+/** Probes start small (most lines are short) and grow for long lines, up to a limit. */
+const probeBytes = 4 * 1024
+const maxProbeBytes = 4 * 1024 * 1024
 
-/** The first complete line's item in `bytes`, read from `offset`; `undefined` if there is none. */
+/** The item of the first complete line in `bytes`, read from `offset`; `undefined` if there is none. */
 const probe = (session: SessionId.SessionId, bytes: Uint8Array, offset: number, afterHeader: boolean) => {
+  const newline = bytes.indexOf(10)
+  if (newline === -1) return undefined
   const scanner = SessionFile.scanner(session, afterHeader ? { offset, line: 0, seq: -1 } : SessionFile.start)
-  const [, items] = scanner.step(scanner.initial(), bytes)
+  const [, items] = scanner.step(scanner.initial(), bytes.subarray(0, newline + 1))
   return items[0]
 }
 
 /**
  * Where the line with seq `fromSeq` starts, found by bisecting the file: lines are in seq order, so
  * reading from a late seq costs a few small reads instead of a scan of everything before it. The
- * header is always read and checked. Answers `undefined` whenever a probe can't tell (a line longer
- * than a probe, damage): the caller then scans from the start, which reports damage properly.
+ * header is always read and checked. Answers `undefined` whenever a probe can't tell (damage, a line
+ * longer than any probe): the caller then scans from the start, which reports damage properly.
  */
 const locate = (fs: FileSystem.FileSystem, path: string, session: SessionId.SessionId, fromSeq: number) =>
   Effect.scoped(Effect.gen(function*() {
     const file = yield* fs.open(path, { flag: "r" })
     const size = Number((yield* file.stat).size)
-    const read = (offset: number) =>
-      Effect.map(file.readAlloc(Math.min(probeBytes, size - offset), { position: BigInt(offset) }), (o) =>
+    const read = (offset: number, length: number) =>
+      Effect.map(file.readAlloc(Math.min(length, size - offset), { position: BigInt(offset) }), (o) =>
         o._tag === "Some" ? o.value : new Uint8Array(0))
-    const head = probe(session, yield* read(0), 0, false)
-    if (head?._tag !== "Header") return undefined
-    let lo: SessionFile.Position = { offset: head.end, line: 2, seq: 0 }
+    /** The first complete line at or after `offset` (skipping `skip` bytes of a partial line). */
+    const lineAt = Effect.fnUntraced(function*(offset: number, skipPartial: boolean) {
+      for (let length = probeBytes; length <= maxProbeBytes; length *= 8) {
+        const bytes = yield* read(offset, length)
+        const start = skipPartial ? bytes.indexOf(10) + 1 : 0
+        if (skipPartial && start === 0) {
+          if (bytes.length < length) return undefined // no line starts before the end of the file
+          continue
+        }
+        const item = probe(session, bytes.subarray(start), offset + start, skipPartial)
+        if (item !== undefined) return { start: offset + start, item }
+        if (bytes.length < length) return undefined
+      }
+      return undefined
+    })
+    const head = yield* lineAt(0, false)
+    if (head?.item._tag !== "Header") return undefined
+    let lo: SessionFile.Position = { offset: head.item.end, line: 2, seq: 0 }
     let hi = size
+    let hiSeq: number | undefined
+    // Interpolation search: lines are of similar sizes, so a seq's offset is near its share of the
+    // file. Each guess that doesn't halve the interval is followed by a plain bisection step.
+    let bisectNext = false
     while (hi - lo.offset > probeBytes) {
-      const mid = lo.offset + Math.floor((hi - lo.offset) / 2)
-      const bytes = yield* read(mid)
-      const newline = bytes.indexOf(10)
-      if (newline === -1) return undefined
-      const start = mid + newline + 1
-      const item = probe(session, bytes.subarray(newline + 1), start, true)
-      if (item === undefined) {
-        hi = start // no whole line after `start` within the probe: look earlier
+      const width = hi - lo.offset
+      let guess: number
+      if (hiSeq === undefined) {
+        guess = Math.max(lo.offset, size - probeBytes) // first, the tail: it anchors the interpolation
+      } else if (bisectNext) {
+        guess = lo.offset + Math.floor(width / 2)
+      } else {
+        const share = (fromSeq - lo.seq) / Math.max(1, hiSeq - lo.seq)
+        guess = lo.offset + Math.min(width - 1, Math.max(0, Math.floor(share * width) - 256))
+      }
+      const found = yield* lineAt(guess, true)
+      if (found === undefined || found.start >= hi) {
+        if (hiSeq === undefined) return undefined
+        hi = guess // no whole line begins between `guess` and `hi`: look earlier
+        bisectNext = false
         continue
       }
-      if (item._tag !== "Entry") return undefined
-      if (item.entry.seq <= fromSeq) lo = { offset: start, line: item.entry.seq + 2, seq: item.entry.seq }
-      else hi = start
+      if (found.item._tag !== "Entry") return undefined
+      if (found.item.entry.seq <= fromSeq) {
+        lo = { offset: found.start, line: found.item.entry.seq + 2, seq: found.item.entry.seq }
+      } else {
+        hi = found.start
+        hiSeq = found.item.entry.seq
+      }
+      if (hiSeq === undefined) hiSeq = found.item.entry.seq + 1 // the tail probe landed at or before `fromSeq`
+      bisectNext = hi - lo.offset > width / 2
     }
     return lo
   })).pipe(Effect.catch(() => Effect.succeed(undefined)))
@@ -316,15 +352,15 @@ export const layerFileSystem = (
       const read = (session: SessionId.SessionId, readOptions?: ReadOptions) =>
         Stream.unwrap(Effect.gen(function*() {
           const fromSeq = readOptions?.fromSeq ?? 0
+          // While this process holds the session's lock, its writer knows where the committed end is
+          // and no one else can add to it: a read from there has nothing to read. A read from any
+          // other late seq bisects to it.
+          const writer = writers.get(session)
+          if (writer !== undefined && fromSeq >= writer.end.seq) return Stream.empty
           const file = fileOf(session)
           const exists = yield* fs.exists(file).pipe(Effect.mapError(storageFailure("read", session, file)))
           if (!exists) return Stream.empty
-          // This process's writer knows where the durable end is: a read from there needn't rescan;
-          // a read from any other late seq bisects to it.
-          const writer = writers.get(session)
-          const from = writer !== undefined && fromSeq >= writer.end.seq
-            ? writer.end
-            : fromSeq > 0
+          const from = fromSeq > 0
             ? (yield* locate(fs, file, session, fromSeq)) ?? SessionFile.start
             : SessionFile.start
           return scan(fs, file, session, from).pipe(

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schema, Stream } from "effect"
+import { KeyValueStore } from "effect/persistence"
 import * as AgentSession from "../src/AgentSession.ts"
 import * as Projection from "../src/Projection.ts"
 import * as ProjectionStore from "../src/ProjectionStore.ts"
@@ -121,4 +122,102 @@ describe("ProjectionStore: todos", () => {
       ),
     { arbitrary: { runs: 50 } }
   )
+
+  describe("checkpoints", () => {
+    // One log and one checkpoint store shared by successive "reopenings" (fresh projection stores).
+    const withShared = <A, E>(
+      body: (
+        log: SessionLog.SessionLog["Service"],
+        kv: KeyValueStore.KeyValueStore,
+        reopen: (projection?: Projection.Projection<Todo.List | null>) => Effect.Effect<{
+          readonly todos: Todo.List | null
+          readonly readFrom: ReadonlyArray<number>
+        }, unknown>
+      ) => Effect.Effect<A, E>
+    ) =>
+      Effect.gen(function*() {
+        const log = yield* SessionLog.SessionLog
+        const kv = yield* KeyValueStore.KeyValueStore
+        const reopen = (projection: Projection.Projection<Todo.List | null> = Projection.todos) =>
+          Effect.gen(function*() {
+            const readFrom: Array<number> = []
+            const counting = SessionLog.SessionLog.of({
+              ...log,
+              read: (s, options) => {
+                readFrom.push(options?.fromSeq ?? 0)
+                return log.read(s, options)
+              }
+            })
+            const store = yield* ProjectionStore.ProjectionStore.pipe(
+              Effect.provide(ProjectionStore.layerCheckpointed({ every: 10 }).pipe(
+                Layer.provide(Layer.succeed(SessionLog.SessionLog, counting)),
+                Layer.provide(Layer.succeed(KeyValueStore.KeyValueStore, kv))
+              ))
+            )
+            return { todos: yield* store.get(projection, session), readFrom }
+          })
+        return yield* body(log, kv, reopen)
+      }).pipe(Effect.provide(Layer.merge(SessionInvariant.layer().pipe(Layer.provideMerge(SessionLog.layerMemory)), KeyValueStore.layerMemory)))
+
+    const writes = (log: SessionLog.SessionLog["Service"], from: number, to: number) =>
+      Effect.forEach(Array.from({ length: to - from }, (_, i) => from + i), (i) =>
+        log.append(session, SessionEvent.TodoWrite, { todos: list(`v${i}`) }), { discard: true })
+
+    it.effect("reopening folds only the tail after the saved checkpoint", () =>
+      withShared((log, _kv, reopen) =>
+        Effect.gen(function*() {
+          yield* writes(log, 0, 25)
+          const first = yield* reopen()
+          assert.deepStrictEqual(first.todos, list("v24"))
+          assert.deepStrictEqual(first.readFrom, [0])
+          yield* writes(log, 25, 27)
+          const second = yield* reopen()
+          assert.deepStrictEqual(second.todos, list("v26"))
+          // one read, from the checkpoint's own entry (to check it) through the tail
+          assert.deepStrictEqual(second.readFrom, [24])
+        })
+      ))
+
+    it.effect("a changed fold version refolds from the start", () =>
+      withShared((log, _kv, reopen) =>
+        Effect.gen(function*() {
+          yield* writes(log, 0, 15)
+          yield* reopen()
+          const changed = { ...Projection.todos, version: Projection.todos.version + 1 }
+          const reopened = yield* reopen(changed)
+          assert.deepStrictEqual(reopened.todos, list("v14"))
+          assert.deepStrictEqual(reopened.readFrom, [0])
+        })
+      ))
+
+    it.effect("a checkpoint ahead of the log, or from another log, is refused", () =>
+      withShared((log, kv, reopen) =>
+        Effect.gen(function*() {
+          yield* writes(log, 0, 5)
+          const key = `todos.${session}`
+          yield* kv.set(key, JSON.stringify({ version: 1, seq: 1000, type: "todo/write", time: 0, state: list("future") }))
+          const ahead = yield* reopen()
+          assert.deepStrictEqual(ahead.todos, list("v4"))
+          assert.strictEqual(ahead.readFrom.at(-1), 0)
+          yield* kv.set(key, JSON.stringify({ version: 1, seq: 3, type: "turn/start", time: 0, state: list("other") }))
+          const other = yield* reopen()
+          assert.deepStrictEqual(other.todos, list("v4"))
+          assert.strictEqual(other.readFrom.at(-1), 0)
+        })
+      ))
+
+    it.effect("a damaged checkpoint is ignored, never trusted", () =>
+      withShared((log, kv, reopen) =>
+        Effect.gen(function*() {
+          yield* writes(log, 0, 5)
+          const key = `todos.${session}`
+          for (const damaged of [`{"version":1,"seq":4`, `{"version":1,"seq":4,"type":"todo/write","time":0,"state":[{"content":" untrimmed","status":"pending"}]}`, `null`]) {
+            yield* kv.set(key, damaged)
+            const reopened = yield* reopen()
+            assert.deepStrictEqual(reopened.todos, list("v4"))
+            assert.deepStrictEqual(reopened.readFrom, [0])
+          }
+        })
+      ))
+  })
 })

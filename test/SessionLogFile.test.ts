@@ -379,18 +379,25 @@ describe("SessionLogFile", () => {
           yield* file.writeAll(SessionFile.encodeLines(text))
         }
         const size = Number((yield* file.stat).size)
+        const gc = (globalThis as { gc?: () => void }).gc
+        assert.isFunction(gc, "vitest runs with --expose-gc")
+        gc!()
         const baseline = process.memoryUsage().heapUsed
         let peak = 0
         const count = yield* open((log) =>
           log.read(session).pipe(
             Stream.runFold(() => 0, (n, entry) => {
-              if (entry.seq % 50_000 === 0) peak = Math.max(peak, process.memoryUsage().heapUsed - baseline)
+              if (entry.seq % 100_000 === 0) {
+                gc!()
+                peak = Math.max(peak, process.memoryUsage().heapUsed - baseline)
+              }
               return n + 1
             })
           )
         )
         assert.strictEqual(count, events)
-        assert.isBelow(peak, size, `peak heap growth ${peak} vs file size ${size}`)
+        // what stays alive while streaming is a chunk or two, not the file (or its lines)
+        assert.isBelow(peak, size / 10, `peak retained heap growth ${peak} vs file size ${size}`)
       }).pipe(Effect.scoped)
     ), 120_000)
 })

@@ -6,7 +6,9 @@ import { type Comparison, verdict } from "./harness.ts"
 
 const benchmarks: Record<string, () => Promise<ReadonlyArray<Comparison>>> = {
   toolCall: async () => (await import("./toolCall.ts")).run(),
-  replay: async () => (await import("./replay.ts")).run()
+  replay: async () => (await import("./replay.ts")).run(),
+  reopen: async () => (await import("./reopen.ts")).run(),
+  projectionRead: async () => (await import("./projectionRead.ts")).run()
 }
 
 const args = process.argv.slice(2)
