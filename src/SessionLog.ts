@@ -45,6 +45,8 @@ const at = (path: string, key: string | number) => typeof key === "number" ? `${
  * instead. Object properties that are `undefined` are left out, as absent.
  */
 export const copyJson = (value: unknown): { readonly copy: unknown } | { readonly problem: string } => {
+  // A deeply frozen JSON value can't change under anyone: it is its own snapshot.
+  if (isFrozenJson(value, 0)) return { copy: value }
   const ancestors = new Set<object>()
   let problem: string | undefined
   const visit = (v: unknown, path: string): unknown => {
@@ -92,6 +94,34 @@ export const copyJson = (value: unknown): { readonly copy: unknown } | { readonl
   }
   const copy = visit(value, "data")
   return problem === undefined ? { copy } : { problem }
+}
+
+/** `v` is JSON, frozen all the way down, with no `undefined` property; `false` when unsure. */
+const isFrozenJson = (v: unknown, depth: number): boolean => {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return true
+    case "number":
+      return Number.isFinite(v)
+    case "object": {
+      if (v === null) return true
+      // Deep or cyclic values take the copying path, which reports cycles.
+      if (depth > 32 || !Object.isFrozen(v)) return false
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) if (v[i] === undefined || !isFrozenJson(v[i], depth + 1)) return false
+        return true
+      }
+      if (!isPlainObject(v)) return false
+      for (const key in v) {
+        const item = (v as Record<string, unknown>)[key]
+        if (item === undefined || !isFrozenJson(item, depth + 1)) return false
+      }
+      return true
+    }
+    default:
+      return false
+  }
 }
 
 const invalidPayload = (method: string, session: SessionId, detail: string) =>

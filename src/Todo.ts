@@ -5,12 +5,12 @@
 import { Schema } from "effect"
 
 export const Status = Schema.Literals(["pending", "in_progress", "completed"]).annotate({
-  description: "pending: not started; in_progress: being worked on now; completed: done"
+  description: "The step's status"
 })
 export type Status = typeof Status.Type
 
 export const Item = Schema.Struct({
-  content: Schema.String.annotate({ description: "One concrete step, in imperative form" }),
+  content: Schema.String.annotate({ description: "One concrete step" }),
   status: Status
 })
 export type Item = typeof Item.Type
@@ -20,7 +20,7 @@ export type List = typeof List.Type
 
 /** The tool's arguments and the `todo/write` payload: the complete list, which replaces the previous one. */
 export const Write = Schema.Struct({
-  todos: List.annotate({ description: "The ENTIRE todo list; it replaces the previous one" })
+  todos: List.annotate({ description: "The ENTIRE list; replaces the previous one" })
 })
 export type Write = typeof Write.Type
 
@@ -86,8 +86,22 @@ export const itemsOfExactWrite = (u: unknown): ReadonlyArray<Item> | undefined =
   return items
 }
 
+/**
+ * Marks a frozen payload that write-time validation accepted. Validation's rules imply the stored
+ * shape (trimmed, non-empty, unique even when normalized, known statuses), and a frozen value can't
+ * change afterwards, so the durable check needn't repeat the work. The mark is a non-enumerable
+ * symbol: invisible to JSON, to iteration and to the schema.
+ */
+export const markValidated = <A extends object>(payload: A): Readonly<A> =>
+  Object.freeze(Object.defineProperty(payload, validated, { value: true }))
+
+const validated = Symbol.for("effect-todo-write/Todo/validated")
+
 /** `u` is exactly a valid `StoredWrite`; `false` means "ask the schema", not "invalid". */
 export const isExactStoredWrite = (u: unknown): boolean => {
+  if (typeof u === "object" && u !== null && (u as { [validated]?: boolean })[validated] === true && Object.isFrozen(u)) {
+    return true
+  }
   if (!isPlainRecord(u) || !hasExactly(u, "todos")) return false
   const todos = u.todos
   if (!Array.isArray(todos)) return false

@@ -56,10 +56,12 @@ const shapeViolations = (issue: SchemaIssue.Issue, path: Path, out: Array<Violat
  * collapsed, so `Fix X` and `fix  x` collide.
  */
 export const normalizeContent = (content: string): string =>
-  // ASCII text is its own NFKC form: skip the costly normalization for it.
-  (isAscii.test(content) ? content : content.normalize("NFKC")).toLowerCase().replace(/\s+/g, " ")
+  // Plain ASCII with single spaces, the common case, is already NFKC and collapsed.
+  isPlain.test(content)
+    ? content.toLowerCase()
+    : content.normalize("NFKC").toLowerCase().replace(/\s+/g, " ")
 
-const isAscii = /^[\x00-\x7f]*$/
+const isPlain = /^(?:[\x21-\x7e]| (?! ))*$/
 
 const codePointLength = (s: string): number => {
   let n = 0
@@ -92,7 +94,8 @@ export const validate = (policy: Policy, input: unknown): Result.Result<Todo.Lis
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!
     const content = item.content.trim()
-    todos[i] = content === item.content ? item : { content, status: item.status }
+    // Frozen: the list is logged as it is, without a defensive copy.
+    todos[i] = Object.freeze(content === item.content ? item : { content, status: item.status })
     if (item.status === "in_progress") inProgress++
     if (content.length === 0) {
       violations.push({ code: "empty_content", path: ["todos", i, "content"], message: "content is empty" })
@@ -125,6 +128,6 @@ export const validate = (policy: Policy, input: unknown): Result.Result<Todo.Lis
     })
   }
   return violations.length === 0
-    ? Result.succeed(todos)
+    ? Result.succeed(Object.freeze(todos))
     : Result.fail(TodoValidationError.fromViolations(violations as [Violation, ...Array<Violation>]))
 }

@@ -57,7 +57,7 @@ export const executeWith = (policy: Policy, log: SessionLog["Service"]) =>
     const todos = yield* Effect.fromResult(TodoValidation.validate(policy, input))
     const owner = yield* Effect.serviceOption(AgentSession)
     if (owner._tag === "None") return yield* NoOwningSessionError.instance
-    yield* log.append(owner.value.sessionId, SessionEvent.TodoWrite, { todos })
+    yield* log.append(owner.value.sessionId, SessionEvent.TodoWrite, Todo.markValidated({ todos }))
     return { todos, counts: Todo.count(todos) }
   })
 

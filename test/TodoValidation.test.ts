@@ -148,4 +148,10 @@ describe("TodoValidation", () => {
       }
     }
   })
+
+  it.prop(
+    "the normalized form's fast path agrees with NFKC, case folding and whitespace collapsing",
+    { s: Schema.Union([Schema.String, Schema.Literals(["Fix X", "fix  x", "A\tb", "ﬁ x", "Ǆ", " a  b "])]) },
+    ({ s }) => TodoValidation.normalizeContent(s) === s.normalize("NFKC").toLowerCase().replace(/\s+/g, " ")
+  )
 })

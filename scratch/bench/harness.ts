@@ -26,6 +26,9 @@ export const percentile = (values: ReadonlyArray<number>, p: number): number => 
 
 const now = () => process.hrtime.bigint()
 
+/** Collects garbage between batches (with --expose-gc), so one batch's garbage isn't billed to the next. */
+const collect = () => (globalThis as { gc?: () => void }).gc?.()
+
 /** Runs `op` `count` times (awaiting it if it returns a promise) and answers µs per operation. */
 export const timeBatch = async (op: () => unknown, count: number): Promise<number> => {
   const start = now()
@@ -60,18 +63,27 @@ export const compare = async (options: {
   await options.baseline()
   const targets: Array<number> = []
   const baselines: Array<number> = []
+  const target = async () => (collect(), targets.push(await options.target()))
+  const baseline = async () => (collect(), baselines.push(await options.baseline()))
   for (let round = 0; round < options.rounds; round++) {
     if (round % 2 === 0) {
-      targets.push(await options.target())
-      baselines.push(await options.baseline())
+      await target()
+      await baseline()
     } else {
-      baselines.push(await options.baseline())
-      targets.push(await options.target())
+      await baseline()
+      await target()
     }
   }
-  const target = median(targets)
-  const baseline = median(baselines)
-  return { name: options.name, target, baseline, ratio: target / baseline, goal: options.goal, note: options.note }
+  const targetMedian = median(targets)
+  const baselineMedian = median(baselines)
+  return {
+    name: options.name,
+    target: targetMedian,
+    baseline: baselineMedian,
+    ratio: targetMedian / baselineMedian,
+    goal: options.goal,
+    note: options.note
+  }
 }
 
 export const verdict = (c: Comparison): string =>

@@ -3,12 +3,15 @@
  * against its baseline from the same run.
  */
 import { type Comparison, verdict } from "./harness.ts"
+import * as ModelSize from "./modelSize.ts"
 
 const benchmarks: Record<string, () => Promise<ReadonlyArray<Comparison>>> = {
   toolCall: async () => (await import("./toolCall.ts")).run(),
   replay: async () => (await import("./replay.ts")).run(),
   reopen: async () => (await import("./reopen.ts")).run(),
-  projectionRead: async () => (await import("./projectionRead.ts")).run()
+  projectionRead: async () => (await import("./projectionRead.ts")).run(),
+  durableAppend: async () => (await import("./durableAppend.ts")).run(),
+  modelSize: async () => []
 }
 
 const args = process.argv.slice(2)
@@ -16,8 +19,9 @@ const json = args.includes("--json")
 const selected = args.filter((a) => !a.startsWith("--"))
 const names = selected.length > 0 ? selected : Object.keys(benchmarks)
 
+const sizes = names.includes("modelSize") ? ModelSize.run() : []
 const results: Array<Comparison> = []
-for (const name of names) {
+for (const name of names.filter((n) => n !== "modelSize")) {
   const bench = benchmarks[name]
   if (bench === undefined) {
     console.error(`unknown benchmark ${name}; known: ${Object.keys(benchmarks).join(", ")}`)
@@ -28,7 +32,7 @@ for (const name of names) {
 }
 
 if (json) {
-  console.log(JSON.stringify({ node: process.version, results }, null, 2))
+  console.log(JSON.stringify({ node: process.version, results, sizes }, null, 2))
 } else {
   const rows = results.map((r) => [
     r.name,
@@ -42,4 +46,16 @@ if (json) {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
   const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()
   console.log([line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n"))
+  if (sizes.length > 0) {
+    const sizeRows = sizes.map((s) => [
+      s.name,
+      String(s.tokens),
+      s.goal === undefined ? "" : s.tokens <= s.goal.max ? `ok (≤ ${s.goal.max})` : `MISS (target ≤ ${s.goal.max})`,
+      s.note ?? ""
+    ])
+    const sizeHeader = ["model-facing size", "o200k tokens", "goal", "note"]
+    const w = sizeHeader.map((h, i) => Math.max(h.length, ...sizeRows.map((row) => row[i]!.length)))
+    const l = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(w[i]!)).join("  ").trimEnd()
+    console.log(["", l(sizeHeader), l(w.map((n) => "-".repeat(n))), ...sizeRows.map(l)].join("\n"))
+  }
 }

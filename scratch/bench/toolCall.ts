@@ -88,5 +88,6 @@ export const run = async (): Promise<ReadonlyArray<Comparison>> => {
   }
   await runtime.dispose()
   if (baselineCurrent === null) throw new Error("the baseline never ran")
+  baselineLog.length = 0
   return results
 }
