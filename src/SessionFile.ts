@@ -10,7 +10,6 @@
 import { Schema } from "effect"
 import { crc32 } from "node:zlib"
 import * as SessionEvent from "./SessionEvent.ts"
-import { makeEntry } from "./SessionLog.ts"
 
 export const format = "effect-todo-write/session"
 export const version = 1
@@ -171,7 +170,8 @@ const parseLine = (session: string, state: State, bytes: Uint8Array, end: number
     }
   }
   state.seq = json.seq + 1
-  return { _tag: "Entry", entry: makeEntry(json.type, json.seq, json.time, json.data), line, end }
+  // Not frozen: every read parses fresh objects, which no one else holds.
+  return { _tag: "Entry", entry: { type: json.type, seq: json.seq, time: json.time, data: json.data }, line, end }
 }
 
 /**

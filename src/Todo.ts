@@ -54,11 +54,15 @@ export const StoredWrite = Schema.Struct({ todos: StoredList })
 
 const statuses: ReadonlySet<string> = new Set(Status.literals)
 
-const isPlainRecord = (u: unknown): u is Record<string, unknown> => {
+const isPlainObject = (u: unknown): u is Record<string, unknown> => {
   if (typeof u !== "object" || u === null || Array.isArray(u)) return false
   const proto = Object.getPrototypeOf(u)
-  return (proto === Object.prototype || proto === null) && Object.getOwnPropertySymbols(u).length === 0
+  return proto === Object.prototype || proto === null
 }
+
+/** A plain object with no symbol keys (the schema counts enumerable ones as excess). */
+const isPlainRecord = (u: unknown): u is Record<string, unknown> =>
+  isPlainObject(u) && Object.getOwnPropertySymbols(u).length === 0
 
 /** `u` is an object whose own keys are exactly `a` and, if given, `b`. */
 const hasExactly = (u: Record<string, unknown>, a: string, b?: string): boolean => {
@@ -97,19 +101,22 @@ export const markValidated = <A extends object>(payload: A): Readonly<A> =>
 
 const validated = Symbol.for("effect-todo-write/Todo/validated")
 
-/** `u` is exactly a valid `StoredWrite`; `false` means "ask the schema", not "invalid". */
+/**
+ * `u` is exactly a valid `StoredWrite`; `false` means "ask the schema", not "invalid". Symbol keys
+ * aren't looked for: no backend stores them (JSON has none), so they can't make a stored value invalid.
+ */
 export const isExactStoredWrite = (u: unknown): boolean => {
   if (typeof u === "object" && u !== null && (u as { [validated]?: boolean })[validated] === true && Object.isFrozen(u)) {
     return true
   }
-  if (!isPlainRecord(u) || !hasExactly(u, "todos")) return false
+  if (!isPlainObject(u) || !hasExactly(u, "todos")) return false
   const todos = u.todos
   if (!Array.isArray(todos)) return false
   // Short lists: comparing pairs is cheaper than hashing every content into a set.
   const seen = todos.length > 32 ? new Set<string>() : undefined
   for (let i = 0; i < todos.length; i++) {
     const item: unknown = todos[i]
-    if (!isPlainRecord(item) || !hasExactly(item, "content", "status")) return false
+    if (!isPlainObject(item) || !hasExactly(item, "content", "status")) return false
     const { content, status } = item
     if (typeof content !== "string" || typeof status !== "string" || !statuses.has(status)) return false
     if (content.length === 0 || content.trim() !== content) return false

@@ -1,7 +1,10 @@
 /**
  * `npm run bench [-- --json] [-- name…]`: runs the benchmarks and prints each figure as a ratio
- * against its baseline from the same run.
+ * against its baseline from the same run. Each benchmark runs in a process of its own, so that one
+ * benchmark's garbage and JIT state don't weigh on the next.
  */
+import { execFileSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
 import { type Comparison, verdict } from "./harness.ts"
 import * as ModelSize from "./modelSize.ts"
 
@@ -19,6 +22,22 @@ const json = args.includes("--json")
 const selected = args.filter((a) => !a.startsWith("--"))
 const names = selected.length > 0 ? selected : Object.keys(benchmarks)
 
+if (args.includes("--child")) {
+  // One benchmark, in this process: its results as JSON on stdout.
+  const name = selected[0]!
+  console.log(JSON.stringify(await benchmarks[name]!()))
+  process.exit(0)
+}
+
+const runChild = (name: string): ReadonlyArray<Comparison> =>
+  JSON.parse(
+    execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--child", name], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+      maxBuffer: 16 * 1024 * 1024
+    })
+  )
+
 const sizes = names.includes("modelSize") ? ModelSize.run() : []
 const results: Array<Comparison> = []
 for (const name of names.filter((n) => n !== "modelSize")) {
@@ -28,7 +47,7 @@ for (const name of names.filter((n) => n !== "modelSize")) {
     process.exit(2)
   }
   if (!json) console.error(`running ${name}…`)
-  results.push(...(await bench()))
+  results.push(...runChild(name))
 }
 
 if (json) {

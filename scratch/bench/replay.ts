@@ -36,7 +36,7 @@ export const run = async (): Promise<ReadonlyArray<Comparison>> => {
   }
   const result = await compare({
     name: `replay, ${events.toLocaleString("en")} events`,
-    rounds: 5,
+    rounds: 7,
     target: () => timeRun(() => Effect.runPromise(replay), events),
     baseline: () => timeRun(baseline, events),
     goal: { max: 2 },
