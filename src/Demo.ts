@@ -5,7 +5,7 @@
  * and recovers. Each step prints what the model said, what the tool answered, and the checklist.
  */
 import { Console, Effect, Layer, Ref, Stream } from "effect"
-import { LanguageModel, Prompt } from "effect/ai"
+import { LanguageModel, Prompt, type Response } from "effect/ai"
 import * as AgentSession from "./AgentSession.ts"
 import * as Checklist from "./Checklist.ts"
 import * as Projection from "./Projection.ts"
@@ -90,7 +90,7 @@ export const scriptedModel = (turns: ReadonlyArray<Turn>): Layer.Layer<LanguageM
       const next = yield* Ref.make(0)
       return yield* LanguageModel.make({
         generateText: () =>
-          Effect.map(Ref.getAndUpdate(next, (n) => n + 1), (i) => {
+          Effect.map(Ref.getAndUpdate(next, (n) => n + 1), (i): Array<Response.PartEncoded> => {
             const step = steps[i] ?? { say: "(the script has ended)" }
             return step.todos === undefined
               ? [{ type: "text", text: step.say }, { type: "finish", reason: "stop", usage }]
@@ -99,7 +99,7 @@ export const scriptedModel = (turns: ReadonlyArray<Turn>): Layer.Layer<LanguageM
                 { type: "tool-call", id: `call-${i}`, name: TodoWrite.name, params: { todos: step.todos } },
                 { type: "finish", reason: "tool-calls", usage }
               ]
-          }) as any,
+          }),
         streamText: () => Stream.empty
       })
     })

@@ -154,22 +154,34 @@ export const layer = (
       // Entries other instances commit: LISTEN, then read what each NOTIFY announces.
       const pg = yield* Effect.serviceOption(PgClient.PgClient)
       if (Option.isSome(pg)) {
-        const notifications = yield* pg.value.listen(channel)
-        yield* Queue.take(notifications).pipe(
-          Effect.flatMap((notification) => {
-            const space = notification.payload.indexOf(" ")
-            const seq = Number(notification.payload.slice(0, space))
-            const session = notification.payload.slice(space + 1)
-            if (!SessionId.is(session) || !Number.isInteger(seq)) return Effect.void
-            const from = (published.get(session) ?? seq - 1) + 1
-            if (from > seq) return Effect.void
-            return read(session, { fromSeq: from }, seq).pipe(
-              Stream.runCollect,
-              Effect.flatMap((entries) => publish(entries.map((entry) => ({ session, entry })))),
-              Effect.catch((error) => Effect.logWarning(`todo-write: can't read a commit announced by another instance: ${error.message}`))
+        const onNotification = (payload: string) => {
+          const space = payload.indexOf(" ")
+          const seq = Number(payload.slice(0, space))
+          const session = payload.slice(space + 1)
+          if (!SessionId.is(session) || !Number.isInteger(seq)) return Effect.void
+          // From the last entry published for the session, so entries whose NOTIFY was missed come too.
+          const from = (published.get(session) ?? seq - 1) + 1
+          if (from > seq) return Effect.void
+          return read(session, { fromSeq: from }, seq).pipe(
+            Stream.runCollect,
+            Effect.flatMap((entries) => publish(entries.map((entry) => ({ session, entry })))),
+            Effect.catch((error) =>
+              Effect.logWarning(`todo-write: can't read a commit announced by another instance: ${error.message}`)
             )
-          }),
-          Effect.forever,
+          )
+        }
+        const drain = (notifications: Queue.Dequeue<{ readonly payload: string }, SqlError.SqlError>) =>
+          Effect.forever(Effect.flatMap(Queue.take(notifications), (n) => onNotification(n.payload)))
+        // Listening before the layer is ready: no subscriber can miss a commit made after that.
+        const first = yield* pg.value.listen(channel)
+        yield* drain(first).pipe(
+          // A dropped LISTEN connection is re-established rather than silently ending live updates.
+          Effect.catch((error) =>
+            Effect.logWarning(`todo-write: LISTEN ${channel} failed (${error.message}); listening again`).pipe(
+              Effect.andThen(Effect.scoped(Effect.flatMap(pg.value.listen(channel), drain))),
+              Effect.retry(Schedule.spaced("1 second"))
+            )
+          ),
           Effect.forkScoped
         )
       }
