@@ -11,6 +11,7 @@ import * as AgentSession from "./AgentSession.ts"
 import * as Checklist from "./Checklist.ts"
 import * as Demo from "./Demo.ts"
 import * as ProjectionStore from "./ProjectionStore.ts"
+import * as SessionFile from "./SessionFile.ts"
 import * as SessionId from "./SessionId.ts"
 import * as SessionInvariant from "./SessionInvariant.ts"
 import { SessionLog } from "./SessionLog.ts"
@@ -155,13 +156,35 @@ const verify = Command.make("verify", {
     const ids = sessions.length > 0
       ? yield* Effect.forEach(sessions, sessionIdOf)
       : yield* log.sessions
+    const violation = SessionInvariant.checker()
     let bad = 0
     for (const id of ids) {
       const file = path.join(path.resolve(dir), `${id}.jsonl`)
       const outcome = yield* Effect.gen(function*() {
-        if (!(yield* fs.exists(file))) return `MISSING  no file ${file}`
-        const { tail } = yield* SessionLogFile.scanToEnd(fs, file, id, "verify")
-        const events = yield* Stream.runCount(log.read(id))
+        if (!(yield* fs.exists(file))) {
+          bad++
+          return `MISSING  no file ${file}`
+        }
+        // One pass: the file's own checks, then every invariant, each problem named with its line.
+        const scanned = yield* Stream.runFold(
+          SessionLogFile.scan(fs, file, id, SessionFile.start, "verify"),
+          () => ({ events: 0, tail: 0, broken: undefined as string | undefined }),
+          (acc, item) => {
+            if (item._tag === "Tail") acc.tail = item.length
+            if (item._tag !== "Entry" || acc.broken !== undefined) return acc
+            acc.events++
+            const reason = violation(item.entry.type, item.entry.data, item.entry.seq)
+            if (reason !== undefined) {
+              acc.broken = `line ${item.line}: invariant "${reason.rule}" violated at seq ${item.entry.seq}: ${reason.detail}`
+            }
+            return acc
+          }
+        )
+        if (scanned.broken !== undefined) {
+          bad++
+          return `BAD      ${file}, ${scanned.broken}`
+        }
+        const { events, tail } = scanned
         if (tail === 0) return `ok       ${events} events`
         const repaired = yield* Effect.exit(SessionLogFile.repair({ directory: dir }, id))
         return repaired._tag === "Success"

@@ -51,18 +51,15 @@ export const todoWrite: Invariant = {
 /** The invariants this package registers by default. */
 export const defaults: ReadonlyArray<Invariant> = [todoWrite]
 
-/** The `SessionLog` that checks every append and every load of `inner` against the invariants. */
-export const wrap = (
-  inner: SessionLog["Service"],
-  invariants: ReadonlyArray<Invariant> = defaults
-): SessionLog["Service"] => {
+/** A checker for the invariants: the first one an event breaks, or `undefined`. */
+export const checker = (invariants: ReadonlyArray<Invariant> = defaults) => {
   const byType = new Map<string, Array<Invariant>>()
   for (const invariant of invariants) {
     const list = byType.get(invariant.eventType) ?? []
     list.push(invariant)
     byType.set(invariant.eventType, list)
   }
-  const violation = (type: string, data: unknown, seq?: number): InvariantViolation | undefined => {
+  return (type: string, data: unknown, seq?: number): InvariantViolation | undefined => {
     const checks = byType.get(type)
     if (checks === undefined) return undefined
     for (const invariant of checks) {
@@ -75,6 +72,14 @@ export const wrap = (
     }
     return undefined
   }
+}
+
+/** The `SessionLog` that checks every append and every load of `inner` against the invariants. */
+export const wrap = (
+  inner: SessionLog["Service"],
+  invariants: ReadonlyArray<Invariant> = defaults
+): SessionLog["Service"] => {
+  const violation = checker(invariants)
   return SessionLog.of({
     ...inner,
     append: (session, type, data) => {

@@ -10,6 +10,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
+import * as SessionFile from "../src/SessionFile.ts"
 import * as PgTest from "./PgTest.ts"
 
 const bin = new URL("../src/bin.ts", import.meta.url).pathname
@@ -190,6 +191,20 @@ describe("todo-write show / verify / schema / demo", () => {
     const bad = await cli(["verify", "--dir", dir])
     assert.strictEqual(bad.code, 1)
     assert.match(bad.stdout, /s1\s+BAD.*line 2/)
+
+    // a well-formed line that breaks the durable invariant (untrimmed content), checksummed anew
+    const invalid = whole.split("\n")
+    const { crc: _, ...event } = JSON.parse(invalid[2]!)
+    event.data.todos[0].content = " a"
+    invalid[2] = SessionFile.seal(JSON.stringify(event)).trimEnd()
+    writeFileSync(file, invalid.join("\n"))
+    const broken = await cli(["verify", "--dir", dir, "s1"])
+    assert.strictEqual(broken.code, 1)
+    assert.match(broken.stdout, /s1\s+BAD.*line 3: invariant "todo\/write shape" violated at seq 1/)
+
+    const missing = await cli(["verify", "--dir", dir, "nope"])
+    assert.strictEqual(missing.code, 1)
+    assert.match(missing.stdout, /nope\s+MISSING/)
   }, 60_000)
 
   it("schema prints the definition as MCP, OpenAI and Anthropic tool objects", async () => {
