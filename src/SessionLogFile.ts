@@ -363,9 +363,13 @@ export const layerFileSystem = (
           const from = fromSeq > 0
             ? (yield* locate(fs, file, session, fromSeq)) ?? SessionFile.start
             : SessionFile.start
+          // Lines of a batch still being written and synced are not committed yet: a read ends at
+          // the committed end this process knows, so it never shows what a crash could still undo.
+          const committedEnd = writer?.end.seq ?? Number.POSITIVE_INFINITY
           return scan(fs, file, session, from).pipe(
             Stream.filter((item) => item._tag === "Entry" && item.entry.seq >= fromSeq),
-            Stream.map((item) => (item as Extract<SessionFile.Item, { _tag: "Entry" }>).entry)
+            Stream.map((item) => (item as Extract<SessionFile.Item, { _tag: "Entry" }>).entry),
+            Stream.takeWhile((entry) => entry.seq < committedEnd)
           )
         }))
 

@@ -2,7 +2,8 @@ import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
-import { Effect, Exit, FileSystem, Layer, Path, type PlatformError, Stream } from "effect"
+import { Effect, Exit, Fiber, FileSystem, Latch, Layer, Path, type PlatformError, Stream } from "effect"
+import type * as SessionEvent from "../src/SessionEvent.ts"
 import * as SessionFile from "../src/SessionFile.ts"
 import * as SessionId from "../src/SessionId.ts"
 import * as SessionInvariant from "../src/SessionInvariant.ts"
@@ -364,6 +365,35 @@ describe("SessionLogFile", () => {
         assert.deepInclude(whole.reason, { _tag: "Corrupt", line: 101 })
       })
     ), 60_000)
+
+  it.live("no append is acknowledged before the fsync of its batch completes", () =>
+    Effect.gen(function*() {
+      const real = yield* FileSystem.FileSystem
+      const syncGate = yield* Latch.make(false)
+      const gated = FileSystem.FileSystem.of({
+        ...real,
+        open: (path, options) =>
+          Effect.map(real.open(path, options), (file) =>
+            Object.create(file, {
+              sync: { get: () => Effect.andThen(syncGate.await, file.sync) }
+            }))
+      })
+      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-" })
+      yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
+        Effect.gen(function*() {
+          const fibers: Array<Fiber.Fiber<SessionEvent.Entry, unknown>> = []
+          for (let i = 0; i < 20; i++) fibers.push(yield* Effect.forkChild(log.append(session, "n", { i })))
+          yield* Effect.sleep("100 millis")
+          for (const fiber of fibers) assert.isUndefined(fiber.pollUnsafe(), `acknowledged before its fsync: ${String(fiber.pollUnsafe())}`)
+          yield* syncGate.open
+          const entries = yield* Effect.forEach(fibers, Fiber.join)
+          assert.deepStrictEqual(entries.map((e) => e.seq).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i))
+        })).pipe(
+          Effect.provide(SessionLogFile.layerFileSystem({ directory }).pipe(
+            Layer.provide(Layer.merge(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, gated)))
+          ))
+        )
+    }).pipe(Effect.provide(NodeServices.layer)))
 
   it.live("a million-event session loads as a stream, without holding the file in memory", () =>
     withDirectory((directory, open) =>
