@@ -1,6 +1,9 @@
 /**
  * The PostgreSQL server the SQL tests use: `PG_URL`, or the local server these machines run. In CI
- * the tests never skip: an unreachable server fails them. Elsewhere they skip, saying why.
+ * the tests never skip: an unreachable server fails them. Elsewhere they skip, saying why. PGlite
+ * through `@electric-sql/pglite-socket` was tried as an embedded stand-in: the sequential part of the
+ * conformance suite passes on it, but concurrent appends and cross-instance LISTEN fail, because its
+ * server multiplexes clients onto one database session.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
@@ -22,7 +25,9 @@ export const inCi = process.env.CI === "true"
 /** Why the SQL tests don't run here, or `undefined` when they do. */
 export const skipReason = reachable || inCi
   ? undefined
-  : `no PostgreSQL server at ${url} (set PG_URL, or start one); the SQL SessionLog tests are skipped`
+  : `no PostgreSQL server at ${url} (set PG_URL, or start one); the SQL SessionLog tests are skipped. ` +
+    `(PGlite through its socket server is no substitute: it multiplexes one database session, so ` +
+    `concurrent transactions, advisory locks and LISTEN don't behave as on a server.)`
 if (skipReason !== undefined) console.warn(`SKIPPED: ${skipReason}`)
 
 export const client = Layer.fresh(PgClient.layer({ url: Redacted.make(url), maxConnections: 8 }))
