@@ -77,6 +77,29 @@ const spawnAppender = (directory: string, count?: number) => {
   return { child, acked, exited, stderr: () => stderr }
 }
 
+/**
+ * Runs `body` against a file log whose file handles fsync through `sync` (given the real fsync), to
+ * observe or hold fsyncs.
+ */
+const withSync = <A, E>(
+  sync: (real: Effect.Effect<void, PlatformError.PlatformError>) => Effect.Effect<void, PlatformError.PlatformError>,
+  body: (log: SessionLog.SessionLog["Service"]) => Effect.Effect<A, E>
+) =>
+  Effect.gen(function*() {
+    const real = yield* FileSystem.FileSystem
+    const observed = FileSystem.FileSystem.of({
+      ...real,
+      open: (path, options) =>
+        Effect.map(real.open(path, options), (file) => Object.create(file, { sync: { get: () => sync(file.sync) } }))
+    })
+    const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-" })
+    return yield* Effect.flatMap(SessionLog.SessionLog, body).pipe(
+      Effect.provide(SessionLogFile.layerFileSystem({ directory }).pipe(
+        Layer.provide(Layer.merge(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, observed)))
+      ))
+    )
+  }).pipe(Effect.provide(NodeServices.layer))
+
 describe("SessionLogFile", () => {
   it.effect("writes a header, then one envelope per line, exactly as appended", () =>
     withDirectory((directory, open) =>
@@ -301,44 +324,23 @@ describe("SessionLogFile", () => {
       ), 60_000)
   })
 
-  it.effect("group commit: concurrent appends share fsyncs, and each is acknowledged after one", () =>
-    Effect.gen(function*() {
-      const real = yield* FileSystem.FileSystem
-      let syncs = 0
-      const counting = FileSystem.FileSystem.of({
-        ...real,
-        open: (path, options) =>
-          Effect.map(real.open(path, options), (file) =>
-            Object.create(file, {
-              sync: {
-                get: () =>
-                  Effect.suspend(() => {
-                    syncs++
-                    return file.sync
-                  })
-              }
-            }))
-      })
-      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-" })
-      const appends = 400
-      yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
-        Effect.gen(function*() {
-          yield* log.append(session, "warm-up", {})
-          const before = syncs
-          const entries = yield* Effect.forEach(
-            Array.from({ length: appends }, (_, i) => i),
-            (i) => log.append(session, "n", { i }),
-            { concurrency: "unbounded" }
-          )
-          assert.deepStrictEqual(entries.map((e) => e.seq).sort((a, b) => a - b), Array.from({ length: appends }, (_, i) => i + 1))
-          assert.isAtLeast(syncs - before, 1)
-          assert.isBelow(syncs - before, appends / 4, `${syncs - before} fsyncs for ${appends} appends`)
-        })).pipe(
-          Effect.provide(SessionLogFile.layerFileSystem({ directory }).pipe(
-            Layer.provide(Layer.merge(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, counting)))
-          ))
+  it.effect("group commit: concurrent appends share fsyncs, and each is acknowledged after one", () => {
+    let syncs = 0
+    const appends = 400
+    return withSync((sync) => Effect.andThen(Effect.sync(() => syncs++), sync), (log) =>
+      Effect.gen(function*() {
+        yield* log.append(session, "warm-up", {})
+        const before = syncs
+        const entries = yield* Effect.forEach(
+          Array.from({ length: appends }, (_, i) => i),
+          (i) => log.append(session, "n", { i }),
+          { concurrency: "unbounded" }
         )
-    }).pipe(Effect.provide(NodeServices.layer)))
+        assert.deepStrictEqual(entries.map((e) => e.seq).sort((a, b) => a - b), Array.from({ length: appends }, (_, i) => i + 1))
+        assert.isAtLeast(syncs - before, 1)
+        assert.isBelow(syncs - before, appends / 4, `${syncs - before} fsyncs for ${appends} appends`)
+      }))
+  })
 
   it.effect("a read from a late seq bisects to it, without scanning what comes before", () =>
     withDirectory((directory, open) =>
@@ -368,32 +370,18 @@ describe("SessionLogFile", () => {
 
   it.live("no append is acknowledged before the fsync of its batch completes", () =>
     Effect.gen(function*() {
-      const real = yield* FileSystem.FileSystem
       const syncGate = yield* Latch.make(false)
-      const gated = FileSystem.FileSystem.of({
-        ...real,
-        open: (path, options) =>
-          Effect.map(real.open(path, options), (file) =>
-            Object.create(file, {
-              sync: { get: () => Effect.andThen(syncGate.await, file.sync) }
-            }))
-      })
-      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-" })
-      yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
+      yield* withSync((sync) => Effect.andThen(syncGate.await, sync), (log) =>
         Effect.gen(function*() {
           const fibers: Array<Fiber.Fiber<SessionEvent.Entry, unknown>> = []
           for (let i = 0; i < 20; i++) fibers.push(yield* Effect.forkChild(log.append(session, "n", { i })))
           yield* Effect.sleep("100 millis")
-          for (const fiber of fibers) assert.isUndefined(fiber.pollUnsafe(), `acknowledged before its fsync: ${String(fiber.pollUnsafe())}`)
+          for (const fiber of fibers) assert.isUndefined(fiber.pollUnsafe(), "acknowledged before its fsync")
           yield* syncGate.open
           const entries = yield* Effect.forEach(fibers, Fiber.join)
           assert.deepStrictEqual(entries.map((e) => e.seq).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i))
-        })).pipe(
-          Effect.provide(SessionLogFile.layerFileSystem({ directory }).pipe(
-            Layer.provide(Layer.merge(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, gated)))
-          ))
-        )
-    }).pipe(Effect.provide(NodeServices.layer)))
+        }))
+    }))
 
   it.live("a million-event session loads as a stream, without holding the file in memory", () =>
     withDirectory((directory, open) =>
