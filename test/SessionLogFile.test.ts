@@ -64,18 +64,34 @@ const seed = (open: Parameters<Parameters<typeof withDirectory>[0]>[1]) =>
 
 const fileOf = (directory: string) => `${directory}/${SessionFile.fileName(session)}`
 
-/** Spawns the appender child; resolves with its process and a list of acknowledged seqs. */
-const spawnAppender = (directory: string, count?: number) => {
-  const child = spawn(process.execPath, [appender, directory, session, ...(count === undefined ? [] : [String(count)])], {
+/** Spawns the appender child; `acked` collects the seqs it acknowledged, per session. */
+const spawnAppender = (directory: string, sessions: ReadonlyArray<string> = [session]) => {
+  const child = spawn(process.execPath, [appender, directory, sessions.join(",")], {
     stdio: ["ignore", "pipe", "pipe"]
   })
-  const acked: Array<number> = []
+  const ackedBy = new Map<string, Array<number>>(sessions.map((s) => [s, []]))
   let stderr = ""
   child.stderr.on("data", (chunk) => (stderr += chunk))
-  createInterface({ input: child.stdout }).on("line", (line) => acked.push(Number(line)))
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    const [s, seq] = line.split(" ")
+    ackedBy.get(s!)?.push(Number(seq))
+  })
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  return { child, acked, exited, stderr: () => stderr }
+  return { child, acked: ackedBy.get(sessions[0]!)!, ackedBy, exited, stderr: () => stderr }
 }
+
+/** Waits until the child has acknowledged something, then `extraMs` more. */
+const runningFor = (child: ReturnType<typeof spawnAppender>, extraMs: number) =>
+  Effect.promise(() =>
+    new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if ([...child.ackedBy.values()].every((acked) => acked.length > 0)) {
+          clearInterval(check)
+          setTimeout(resolve, extraMs)
+        }
+      }, 5)
+    })
+  )
 
 /**
  * Runs `body` against a file log whose file handles fsync through `sync` (given the real fsync), to
@@ -267,11 +283,7 @@ describe("SessionLogFile", () => {
       withDirectory((directory, open) =>
         Effect.gen(function*() {
           const first = spawnAppender(directory)
-          yield* Effect.promise(() =>
-            new Promise<void>((resolve) => {
-              const check = setInterval(() => first.acked.length > 0 && (clearInterval(check), resolve()), 10)
-            })
-          )
+          yield* runningFor(first, 0)
           const error = failureOf(yield* Effect.exit(open((log) => log.append(session, "x", {}))))
           first.child.kill("SIGTERM")
           yield* Effect.promise(() => first.exited)
@@ -289,17 +301,7 @@ describe("SessionLogFile", () => {
           for (let round = 0; round < 5; round++) {
             const child = spawnAppender(directory)
             // let it run for a random while, past its first acknowledgements
-            const wait = 50 + Math.floor(Math.random() * 250)
-            yield* Effect.promise(() =>
-              new Promise<void>((resolve) => {
-                const check = setInterval(() => {
-                  if (child.acked.length > 0) {
-                    clearInterval(check)
-                    setTimeout(resolve, wait)
-                  }
-                }, 5)
-              })
-            )
+            yield* runningFor(child, 50 + Math.floor(Math.random() * 250))
             child.child.kill("SIGKILL")
             yield* Effect.promise(() => child.exited)
             const acked = Math.max(...child.acked)
@@ -323,6 +325,25 @@ describe("SessionLogFile", () => {
         })
       ), 60_000)
   })
+
+  it.live("crash safety across sessions: a SIGKILL mid-way through many sessions' appends loses no acknowledged one", () =>
+    withDirectory((directory, open) =>
+      Effect.gen(function*() {
+        const sessions = ["m0", "m1", "m2", "m3", "m4", "m5"]
+        for (let round = 0; round < 3; round++) {
+          const child = spawnAppender(directory, sessions)
+          yield* runningFor(child, 50 + Math.floor(Math.random() * 200))
+          child.child.kill("SIGKILL")
+          yield* Effect.promise(() => child.exited)
+          for (const id of sessions) {
+            const acked = child.ackedBy.get(id)!
+            const entries = yield* open((log) => Stream.runCollect(log.read(SessionId.decodeSync(id))))
+            entries.forEach((entry, i) => assert.strictEqual(entry.seq, i))
+            assert.isAtLeast(entries.length, Math.max(...acked) + 1, `round ${round}, ${id}: every acknowledged event loads`)
+          }
+        }
+      })
+    ), 60_000)
 
   it.effect("group commit: concurrent appends share fsyncs, and each is acknowledged after one", () => {
     let syncs = 0
