@@ -52,7 +52,7 @@ export const entryLine = (type: string, seq: number, time: number, json: string)
 export const encodeLines = (lines: string): Uint8Array => encoder.encode(lines)
 
 /** The line's JSON without its checksum, or why the checksum doesn't hold. */
-const unseal = (bytes: Uint8Array): Uint8Array | string => {
+export const unseal = (bytes: Uint8Array): Uint8Array | string => {
   const end = bytes.length - crcSuffixLength
   if (end < 1 || bytes[bytes.length - 1] !== 125 || bytes[bytes.length - 2] !== 34) return "no checksum at the end of the line"
   for (let i = 0; i < crcPrefix.length; i++) {

@@ -7,7 +7,7 @@
 import { Clock, Effect, type FileSystem, type Scope } from "effect"
 import { Locked, SessionLogError, StorageFailure } from "./SessionLogError.ts"
 
-const isAlive = (pid: number): boolean => {
+export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
     return true

@@ -1,0 +1,91 @@
+/**
+ * The write-ahead journal of a `SessionLogFile` in journal mode: one file per log instance, beside
+ * the session files. Appends to many sessions are acknowledged by ONE fsync of the journal, which
+ * holds each batch's session-file lines and where they go; the session files are written at once but
+ * fsynced only at checkpoints, after which the journal is emptied. After a crash, replaying a dead
+ * journal into the session files restores every acknowledged append.
+ *
+ * Format: a header line `{"format":"effect-todo-write/journal","version":1,"pid":…,"created":…}`, then
+ * one line per batch `{"session":…,"offset":…,"text":…}`, every line checksummed like session files.
+ */
+import { Schema } from "effect"
+import * as SessionFile from "./SessionFile.ts"
+import * as SessionId from "./SessionId.ts"
+
+export const format = "effect-todo-write/journal"
+export const version = 1
+export const prefix = "journal-"
+export const extension = ".wal"
+
+export const fileName = (instance: string): string => `${prefix}${instance}${extension}`
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder("utf-8", { fatal: true })
+
+export const headerLine = (pid: number, created: number): Uint8Array =>
+  encoder.encode(SessionFile.seal(JSON.stringify({ format, version, pid, created })))
+
+/** One batch: the session's lines (`text`, newline-terminated) as they go at `offset` in its file. */
+export const recordLine = (session: string, offset: number, text: string): string =>
+  SessionFile.seal(JSON.stringify({ session, offset, text }))
+
+const Header = Schema.Struct({ format: Schema.Literal(format), version: Schema.Int, pid: Schema.Int, created: Schema.Int })
+const Record = Schema.Struct({ session: SessionId.SessionId, offset: Schema.Int, text: Schema.String })
+const isHeader = Schema.is(Header)
+const isRecord = Schema.is(Record)
+
+export interface Record {
+  readonly session: SessionId.SessionId
+  readonly offset: number
+  readonly text: string
+}
+
+export interface Parsed {
+  readonly pid: number
+  readonly created: number
+  readonly records: ReadonlyArray<Record>
+  /** Where the records stop: a torn or damaged line, never acknowledged, or what follows it. */
+  readonly stoppedAt: string | undefined
+}
+
+/**
+ * Reads a journal. Records are appended and fsynced in order, so the first line that doesn't hold
+ * (torn by a crash mid-write) ends the acknowledged ones. `undefined` if the header itself doesn't.
+ */
+export const parse = (bytes: Uint8Array): Parsed | undefined => {
+  let start = 0
+  let header: typeof Header.Type | undefined
+  const records: Array<Record> = []
+  let stoppedAt: string | undefined
+  while (start < bytes.length) {
+    const newline = bytes.indexOf(10, start)
+    if (newline === -1) {
+      stoppedAt = "a torn last line"
+      break
+    }
+    const line = bytes.subarray(start, newline)
+    start = newline + 1
+    const body = SessionFile.unseal(line)
+    if (typeof body === "string") {
+      stoppedAt = `a damaged line: ${body}`
+      break
+    }
+    let json: unknown
+    try {
+      json = JSON.parse(decoder.decode(line))
+    } catch (cause) {
+      stoppedAt = `a damaged line: ${cause instanceof Error ? cause.message : String(cause)}`
+      break
+    }
+    if (header === undefined) {
+      if (!isHeader(json) || json.version > version) return undefined
+      header = json
+    } else if (isRecord(json)) {
+      records.push({ session: json.session, offset: json.offset, text: json.text })
+    } else {
+      stoppedAt = "a line that is not a journal record"
+      break
+    }
+  }
+  return header === undefined ? undefined : { pid: header.pid, created: header.created, records, stoppedAt }
+}
