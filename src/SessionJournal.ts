@@ -17,7 +17,14 @@ export const version = 1
 export const prefix = "journal-"
 export const extension = ".wal"
 
-export const fileName = (instance: string): string => `${prefix}${instance}${extension}`
+/** `journal-<pid>-<instance>.wal`: the owner's pid in the name tells a live journal without reading it. */
+export const fileName = (pid: number, instance: string): string => `${prefix}${pid}-${instance}${extension}`
+
+/** The owner's pid, from a journal's file name. */
+export const pidOf = (name: string): number | undefined => {
+  const pid = Number(name.slice(prefix.length).split("-")[0])
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined
+}
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder("utf-8", { fatal: true })

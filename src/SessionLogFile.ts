@@ -315,12 +315,15 @@ const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSystem, path
   const journals: Array<{ readonly path: string; readonly parsed: SessionJournal.Parsed }> = []
   for (const name of names) {
     if (!name.startsWith(SessionJournal.prefix) || !name.endsWith(SessionJournal.extension)) continue
+    const owner = SessionJournal.pidOf(name)
+    if (owner !== undefined && SessionLock.isAlive(owner)) continue
     const journalPath = path.join(directory, name)
     const bytes = yield* fs.readFile(journalPath).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined)))
     if (bytes === undefined) continue
     const parsed = SessionJournal.parse(bytes)
     if (parsed === undefined) {
-      yield* Effect.logWarning(`SessionLogFile: ${journalPath} has no valid header; leaving it alone`)
+      // Its header is synced before any batch is written: without one, it never acknowledged anything.
+      if (owner !== undefined) yield* fs.remove(journalPath).pipe(Effect.ignore)
       continue
     }
     if (SessionLock.isAlive(parsed.pid)) continue
@@ -374,8 +377,9 @@ interface JournalChunk {
 
 /**
  * This instance's journal: a committer fiber takes every batch that session writers hand it, writes
- * them with one write and makes them durable with one fsync, then answers them all. Once the journal
- * holds `checkpointBytes`, the session files it covers are fsynced and it is emptied.
+ * them with one write and makes them durable with one fsync, then answers them all. Once a journal
+ * holds `checkpointBytes`, a new one takes over at once, and in the background the session files the
+ * old one covers are fsynced and the old one is removed: appends never wait for a checkpoint.
  */
 const makeJournal = Effect.fnUntraced(function*(
   fs: FileSystem.FileSystem,
@@ -384,31 +388,60 @@ const makeJournal = Effect.fnUntraced(function*(
   scope: Scope.Scope,
   options: { readonly checkpointBytes: number }
 ) {
-  const journalPath = path.join(directory, SessionJournal.fileName(crypto.randomUUID()))
-  const header = SessionJournal.headerLine(process.pid, yield* Clock.currentTimeMillis)
-  const file = yield* fs.open(journalPath, { flag: "w" }).pipe(Scope.provide(scope))
-  yield* file.writeAll(header)
-  yield* file.sync
-  yield* syncDirectory(fs, directory)
-  let size = header.length
+  interface Generation {
+    readonly path: string
+    readonly file: FileSystem.File
+    readonly headerSize: number
+    size: number
+    /** The session files with batches in this journal: synced before it may go. */
+    readonly dirty: Set<FileSystem.File>
+    readonly scope: Scope.Closeable
+  }
+  const generations = new Set<Generation>()
+
+  const openGeneration = Effect.gen(function*() {
+    const journalPath = path.join(directory, SessionJournal.fileName(process.pid, crypto.randomUUID()))
+    const header = SessionJournal.headerLine(process.pid, yield* Clock.currentTimeMillis)
+    const generationScope = yield* Scope.fork(scope)
+    const file = yield* Effect.gen(function*() {
+      const file = yield* fs.open(journalPath, { flag: "w" }).pipe(Scope.provide(generationScope))
+      yield* file.writeAll(header)
+      yield* file.sync
+      yield* syncDirectory(fs, directory)
+      return file
+    }).pipe(Effect.onError(() => Effect.andThen(Scope.close(generationScope, Exit.void), Effect.ignore(fs.remove(journalPath)))))
+    const generation: Generation = {
+      path: journalPath,
+      file,
+      headerSize: header.length,
+      size: header.length,
+      dirty: new Set(),
+      scope: generationScope
+    }
+    generations.add(generation)
+    return generation
+  })
+
+  /** Removes a journal whose batches are all durable in their session files. */
+  const retire = (generation: Generation) =>
+    Effect.gen(function*() {
+      yield* Effect.forEach([...generation.dirty], (f) => f.sync, { concurrency: "unbounded", discard: true })
+      generation.dirty.clear()
+      // Forgotten only once gone: if this is cut short, closing the log removes it.
+      yield* fs.remove(generation.path)
+      generations.delete(generation)
+      yield* Scope.close(generation.scope, Exit.void)
+      yield* syncDirectory(fs, directory)
+    }).pipe(Effect.catch((error) =>
+      Effect.logWarning(`SessionLogFile: ${generation.path} kept: ${error.message}; it is removed on close`)
+    ))
+
+  let current = yield* openGeneration
   let broken: SessionLogError | undefined
-  // The session files with batches in the journal: fsynced at a checkpoint, or when their writer closes.
-  const dirty = new Set<FileSystem.File>()
   const queue = yield* Queue.unbounded<JournalChunk>()
 
   const journalFailure = (detail: string) =>
     SessionLogError.fromReason({ method: "append", session: "*", reason: new StorageFailure({ detail }) })
-
-  const checkpoint = Effect.gen(function*() {
-    const synced = yield* Effect.exit(Effect.forEach([...dirty], (f) => f.sync, { concurrency: "unbounded", discard: true }))
-    if (synced._tag === "Failure") {
-      return yield* Effect.logWarning(`SessionLogFile: checkpoint postponed, a session file didn't sync: ${Cause.pretty(synced.cause)}`)
-    }
-    dirty.clear()
-    yield* file.truncate(header.length)
-    yield* file.sync
-    size = header.length
-  })
 
   const commitBatch = (batch: ReadonlyArray<JournalChunk>) =>
     Effect.gen(function*() {
@@ -416,27 +449,39 @@ const makeJournal = Effect.fnUntraced(function*(
         for (const chunk of batch) yield* Deferred.fail(chunk.done, broken)
         return
       }
+      const generation = current
       let text = ""
       for (const chunk of batch) text += SessionJournal.recordLine(chunk.session, chunk.offset, chunk.text)
       const bytes = encoder.encode(text)
-      const written = yield* Effect.exit(Effect.andThen(file.writeAll(bytes), file.sync))
+      const written = yield* Effect.exit(Effect.andThen(generation.file.writeAll(bytes), generation.file.sync))
       if (written._tag === "Failure") {
         // Cut the failed batch, so later batches don't follow bytes that end the journal's valid part.
-        const cut = yield* Effect.exit(Effect.andThen(file.truncate(size), file.sync))
-        const error = journalFailure(`write to ${journalPath} failed: ${Cause.pretty(written.cause)}`)
-        if (cut._tag === "Failure") broken = journalFailure(`${journalPath} can't be repaired after a failed write`)
+        const cut = yield* Effect.exit(Effect.andThen(generation.file.truncate(generation.size), generation.file.sync))
+        const error = journalFailure(`write to ${generation.path} failed: ${Cause.pretty(written.cause)}`)
+        if (cut._tag === "Failure") broken = journalFailure(`${generation.path} can't be repaired after a failed write`)
         for (const chunk of batch) yield* Deferred.fail(chunk.done, error)
         return
       }
-      size += bytes.length
-      for (const chunk of batch) dirty.add(chunk.file)
+      generation.size += bytes.length
+      for (const chunk of batch) generation.dirty.add(chunk.file)
       for (const chunk of batch) yield* Deferred.succeed(chunk.done, undefined)
-      if (size >= options.checkpointBytes) yield* Effect.catch(checkpoint, (error) => Effect.logWarning(`SessionLogFile: checkpoint failed: ${error.message}`))
+      if (generation.size >= options.checkpointBytes) {
+        const next = yield* Effect.exit(openGeneration)
+        if (next._tag === "Success") {
+          current = next.value
+          yield* Effect.forkIn(retire(generation), scope)
+        } else {
+          yield* Effect.logWarning(`SessionLogFile: no new journal, checkpoint postponed: ${Cause.pretty(next.cause)}`)
+        }
+      }
     })
 
-  // On close, after every writer has synced its file: the journal is no longer needed.
+  // On close, after every writer has synced its file, journals with nothing left to cover go.
   yield* Scope.addFinalizer(scope, Effect.suspend(() =>
-    dirty.size === 0 ? Effect.andThen(fs.remove(journalPath), syncDirectory(fs, directory)).pipe(Effect.ignore) : Effect.void))
+    Effect.forEach([...generations], (generation) =>
+      generation.dirty.size === 0
+        ? Effect.andThen(fs.remove(generation.path), syncDirectory(fs, directory)).pipe(Effect.ignore)
+        : Effect.void, { discard: true })))
   yield* Queue.takeAll(queue).pipe(Effect.flatMap(commitBatch), Effect.forever, Effect.forkIn(scope))
 
   return {
@@ -445,7 +490,10 @@ const makeJournal = Effect.fnUntraced(function*(
       Effect.flatMap(Deferred.make<void, PlatformError.PlatformError | SessionLogError>(), (done) =>
         Effect.andThen(Queue.offer(queue, { ...chunk, done }), Deferred.await(done))),
     /** A writer closing: its file's journaled batches become durable in the file itself. */
-    release: (f: FileSystem.File) => Effect.andThen(f.sync, Effect.sync(() => dirty.delete(f))).pipe(Effect.ignore)
+    release: (f: FileSystem.File) =>
+      Effect.andThen(f.sync, Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f)))).pipe(
+        Effect.ignore
+      )
   }
 })
 

@@ -403,14 +403,25 @@ describe("SessionLogFile", () => {
         })
       ), 60_000)
 
-    it.effect("a clean close syncs the session files and removes the journal", () =>
+    it.effect("checkpoints rotate journals; a clean close syncs the session files and removes them all", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-" })
-        yield* Effect.flatMap(SessionLog.SessionLog, (log) => log.append(session, "n", {})).pipe(
-          Effect.provide(SessionLogFile.layerFileSystem({ directory, journal: true }).pipe(Layer.provide(NodeServices.layer)))
+        const other = SessionId.decodeSync("other")
+        yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
+          Effect.forEach(Array.from({ length: 60 }, (_, i) => i), (i) =>
+            log.append(i % 2 === 0 ? session : other, "n", { i, pad: "x".repeat(100) }), { concurrency: 4, discard: true })).pipe(
+            Effect.provide(
+              SessionLogFile.layerFileSystem({ directory, journal: { checkpointBytes: 1024 } }).pipe(
+                Layer.provide(NodeServices.layer)
+              )
+            )
+          )
+        assert.deepStrictEqual((yield* fs.readDirectory(directory)).sort(), [SessionFile.fileName(other), SessionFile.fileName(session)].sort())
+        const reread = yield* Effect.flatMap(SessionLog.SessionLog, (log) => Stream.runCollect(log.read(session))).pipe(
+          Effect.provide(SessionLogFile.layerFileSystem({ directory }).pipe(Layer.provide(NodeServices.layer)))
         )
-        assert.deepStrictEqual((yield* fs.readDirectory(directory)).sort(), [SessionFile.fileName(session)])
+        assert.strictEqual(reread.length, 30)
       }).pipe(Effect.provide(NodeServices.layer)))
 
     it.effect("one fsync acknowledges appends to many sessions", () => {
