@@ -384,6 +384,32 @@ describe("SessionLogFile", () => {
         })
       ), 60_000)
 
+    it.live("a log that was open before the crash replays the dead journal when it takes a session over", () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-" })
+        const id = "takeover"
+        yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
+          Effect.gen(function*() {
+            // This log starts first: there is nothing to recover yet.
+            const child = spawnAppender(directory, [id], "journal")
+            yield* runningFor(child, 100)
+            child.child.kill("SIGKILL")
+            yield* Effect.promise(() => child.exited)
+            const acked = child.ackedBy.get(id)!
+            const file = `${directory}/${id}.jsonl`
+            const text = yield* fs.readFileString(file)
+            yield* fs.truncate(file, text.indexOf("\n") + 1) // the unsynced tail is lost
+            const next = yield* log.append(SessionId.decodeSync(id), "after", {})
+            assert.isAbove(next.seq, Math.max(...acked), "appending resumes after every acknowledged event")
+            const entries = yield* Stream.runCollect(log.read(SessionId.decodeSync(id)))
+            entries.forEach((entry, i) => assert.strictEqual(entry.seq, i))
+            assert.strictEqual(entries.length, next.seq + 1)
+          })).pipe(
+            Effect.provide(SessionLogFile.layerFileSystem({ directory }).pipe(Layer.provide(NodeServices.layer)))
+          )
+      }).pipe(Effect.provide(NodeServices.layer)), 60_000)
+
     it.live("crash safety across sessions, three SIGKILLs in a row", () =>
       withDirectory((directory, open) =>
         Effect.gen(function*() {
