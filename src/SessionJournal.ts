@@ -6,7 +6,9 @@
  * journal into the session files restores every acknowledged append.
  *
  * Format: a header line `{"format":"effect-todo-write/journal","version":1,"pid":…,"created":…}`, then
- * one line per batch `{"session":…,"offset":…,"text":…}`, every line checksummed like session files.
+ * per batch a line `{"session":…,"offset":…,"length":…}` followed by the batch's session-file lines
+ * exactly as written to the session file (`length` bytes). Every line is checksummed like session
+ * files, the batch's own lines included, so the journal needs no second encoding of them.
  */
 import { Schema } from "effect"
 import * as SessionFile from "./SessionFile.ts"
@@ -32,19 +34,32 @@ const decoder = new TextDecoder("utf-8", { fatal: true })
 export const headerLine = (pid: number, created: number): Uint8Array =>
   encoder.encode(SessionFile.seal(JSON.stringify({ format, version, pid, created })))
 
-/** One batch: the session's lines (`text`, newline-terminated) as they go at `offset` in its file. */
-export const recordLine = (session: string, offset: number, text: string): string =>
-  SessionFile.seal(JSON.stringify({ session, offset, text }))
+/** The line that introduces a batch of `length` bytes of session lines, going at `offset` in its file. */
+export const recordHeader = (session: string, offset: number, length: number): string =>
+  SessionFile.seal(JSON.stringify({ session, offset, length }))
 
 const Header = Schema.Struct({ format: Schema.Literal(format), version: Schema.Int, pid: Schema.Int, created: Schema.Int })
-const Record = Schema.Struct({ session: SessionId.SessionId, offset: Schema.Int, text: Schema.String })
+const RecordHeader = Schema.Struct({ session: SessionId.SessionId, offset: Schema.Int, length: Schema.Int })
 const isHeader = Schema.is(Header)
-const isRecord = Schema.is(Record)
+const isRecordHeader = Schema.is(RecordHeader)
 
 export interface Record {
   readonly session: SessionId.SessionId
   readonly offset: number
-  readonly text: string
+  /** The batch's lines, as they go in the session file. */
+  readonly bytes: Uint8Array
+}
+
+/** Every line of `bytes` is whole and its checksum holds. */
+const wholeLines = (bytes: Uint8Array): boolean => {
+  if (bytes.length === 0 || bytes[bytes.length - 1] !== 10) return false
+  let start = 0
+  while (start < bytes.length) {
+    const newline = bytes.indexOf(10, start)
+    if (typeof SessionFile.unseal(bytes.subarray(start, newline)) === "string") return false
+    start = newline + 1
+  }
+  return true
 }
 
 export interface Parsed {
@@ -87,8 +102,14 @@ export const parse = (bytes: Uint8Array): Parsed | undefined => {
     if (header === undefined) {
       if (!isHeader(json) || json.version > version) return undefined
       header = json
-    } else if (isRecord(json)) {
-      records.push({ session: json.session, offset: json.offset, text: json.text })
+    } else if (isRecordHeader(json)) {
+      const batch = bytes.subarray(start, start + json.length)
+      if (batch.length < json.length || !wholeLines(batch)) {
+        stoppedAt = "a torn or damaged batch"
+        break
+      }
+      records.push({ session: json.session, offset: json.offset, bytes: batch })
+      start += json.length
     } else {
       stoppedAt = "a line that is not a journal record"
       break

@@ -276,7 +276,7 @@ const replaySession = Effect.fnUntraced(function*(
 ) {
   const damaged = (detail: string) =>
     SessionLogError.fromReason({ method: "recover", session, reason: new Corrupt({ detail: `${file}: ${detail}` }) })
-  const batches = records.map((record) => ({ offset: record.offset, bytes: encoder.encode(record.text) }))
+  const batches = records.map((record) => ({ offset: record.offset, bytes: record.bytes }))
   for (let i = 1; i < batches.length; i++) {
     if (batches[i]!.offset !== batches[i - 1]!.offset + batches[i - 1]!.bytes.length) {
       return yield* damaged("the journal's batches for it are not contiguous")
@@ -371,7 +371,8 @@ interface JournalChunk {
   readonly session: SessionId.SessionId
   readonly file: FileSystem.File
   readonly offset: number
-  readonly text: string
+  /** The batch's lines, as written to the session file. */
+  readonly bytes: Uint8Array
   readonly done: Deferred.Deferred<void, PlatformError.PlatformError | SessionLogError>
 }
 
@@ -450,9 +451,19 @@ const makeJournal = Effect.fnUntraced(function*(
         return
       }
       const generation = current
-      let text = ""
-      for (const chunk of batch) text += SessionJournal.recordLine(chunk.session, chunk.offset, chunk.text)
-      const bytes = encoder.encode(text)
+      const parts: Array<Uint8Array> = []
+      let length = 0
+      for (const chunk of batch) {
+        const header = encoder.encode(SessionJournal.recordHeader(chunk.session, chunk.offset, chunk.bytes.length))
+        parts.push(header, chunk.bytes)
+        length += header.length + chunk.bytes.length
+      }
+      const bytes = new Uint8Array(length)
+      let at = 0
+      for (const part of parts) {
+        bytes.set(part, at)
+        at += part.length
+      }
       const written = yield* Effect.exit(Effect.andThen(generation.file.writeAll(bytes), generation.file.sync))
       if (written._tag === "Failure") {
         // Cut the failed batch, so later batches don't follow bytes that end the journal's valid part.
@@ -544,7 +555,7 @@ export const layerFileSystem = (
           const bytes = SessionFile.encodeLines(text)
           const durable = journal === undefined
             ? writer.file.sync
-            : journal.commit({ session, file: writer.file, offset: start.offset, text })
+            : journal.commit({ session, file: writer.file, offset: start.offset, bytes })
           const written = yield* Effect.exit(Effect.andThen(writer.file.writeAll(bytes), durable))
           if (Exit.isFailure(written)) {
             // Cut what may have reached the file, so the unacknowledged batch can't resurface.
@@ -613,7 +624,7 @@ export const layerFileSystem = (
       const append = Effect.fn("SessionLogFile.append")(
         function*(session: SessionId.SessionId, type: string, data: unknown) {
           const { copy, json } = yield* encodePayload("append", session, data)
-          const writer = yield* openWriter(session)
+          const writer = writers.get(session) ?? (yield* openWriter(session))
           const done = yield* Deferred.make<SessionEvent.Entry, SessionLogError>()
           yield* Queue.offer(writer.queue, { type, json, copy, done })
           return yield* Deferred.await(done)
