@@ -87,6 +87,28 @@ const spawnAppender = (directory: string, sessions: ReadonlyArray<string> = [ses
   return { child, acked: ackedBy.get(sessions[0]!)!, ackedBy, exited, stderr: () => stderr }
 }
 
+/**
+ * Three rounds of: an appender child writes to all `sessions` at once and is SIGKILLed at a random
+ * moment; then every session loads, with every event it acknowledged, seqs contiguous.
+ */
+const crashRounds = (sessions: ReadonlyArray<string>, mode?: "journal") =>
+  withDirectory((directory, open) =>
+    Effect.gen(function*() {
+      for (let round = 0; round < 3; round++) {
+        const child = spawnAppender(directory, sessions, mode)
+        yield* runningFor(child, 50 + Math.floor(Math.random() * 200))
+        child.child.kill("SIGKILL")
+        yield* Effect.promise(() => child.exited)
+        for (const id of sessions) {
+          const acked = child.ackedBy.get(id)!
+          const entries = yield* open((log) => Stream.runCollect(log.read(SessionId.decodeSync(id))))
+          entries.forEach((entry, i) => assert.strictEqual(entry.seq, i))
+          assert.isAtLeast(entries.length, Math.max(...acked) + 1, `round ${round}, ${id}: every acknowledged event loads`)
+        }
+      }
+    })
+  )
+
 /** Waits until the child has acknowledged something, then `extraMs` more. */
 const runningFor = (child: ReturnType<typeof spawnAppender>, extraMs: number) =>
   Effect.promise(() =>
@@ -335,23 +357,7 @@ describe("SessionLogFile", () => {
   })
 
   it.live("crash safety across sessions: a SIGKILL mid-way through many sessions' appends loses no acknowledged one", () =>
-    withDirectory((directory, open) =>
-      Effect.gen(function*() {
-        const sessions = ["m0", "m1", "m2", "m3", "m4", "m5"]
-        for (let round = 0; round < 3; round++) {
-          const child = spawnAppender(directory, sessions)
-          yield* runningFor(child, 50 + Math.floor(Math.random() * 200))
-          child.child.kill("SIGKILL")
-          yield* Effect.promise(() => child.exited)
-          for (const id of sessions) {
-            const acked = child.ackedBy.get(id)!
-            const entries = yield* open((log) => Stream.runCollect(log.read(SessionId.decodeSync(id))))
-            entries.forEach((entry, i) => assert.strictEqual(entry.seq, i))
-            assert.isAtLeast(entries.length, Math.max(...acked) + 1, `round ${round}, ${id}: every acknowledged event loads`)
-          }
-        }
-      })
-    ), 60_000)
+    crashRounds(["m0", "m1", "m2", "m3", "m4", "m5"]), 60_000)
 
   describe("journal mode", () => {
     it.live("a SIGKILL loses no acknowledged append, even if the session files lost what wasn't synced", () =>
@@ -411,23 +417,7 @@ describe("SessionLogFile", () => {
       }).pipe(Effect.provide(NodeServices.layer)), 60_000)
 
     it.live("crash safety across sessions, three SIGKILLs in a row", () =>
-      withDirectory((directory, open) =>
-        Effect.gen(function*() {
-          const sessions = ["k0", "k1", "k2", "k3", "k4", "k5"]
-          for (let round = 0; round < 3; round++) {
-            const child = spawnAppender(directory, sessions, "journal")
-            yield* runningFor(child, 50 + Math.floor(Math.random() * 200))
-            child.child.kill("SIGKILL")
-            yield* Effect.promise(() => child.exited)
-            for (const id of sessions) {
-              const acked = child.ackedBy.get(id)!
-              const entries = yield* open((log) => Stream.runCollect(log.read(SessionId.decodeSync(id))))
-              entries.forEach((entry, i) => assert.strictEqual(entry.seq, i))
-              assert.isAtLeast(entries.length, Math.max(...acked) + 1, `round ${round}, ${id}`)
-            }
-          }
-        })
-      ), 60_000)
+      crashRounds(["k0", "k1", "k2", "k3", "k4", "k5"], "journal"), 60_000)
 
     it.effect("checkpoints rotate journals; a clean close syncs the session files and removes them all", () =>
       Effect.gen(function*() {
