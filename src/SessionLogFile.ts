@@ -251,7 +251,10 @@ const lockPath = (path: Path.Path, directory: string, session: SessionId.Session
  * Takes a session's lock for a moment and cuts its torn tail, if it has one: what opening it for
  * appending would do, for tools that only check logs. Fails with `Locked` while a process appends.
  */
-export const repair = (options: Options, session: SessionId.SessionId) =>
+export const repair = (
+  options: Options,
+  session: SessionId.SessionId
+): Effect.Effect<Opened, SessionLogError, FileSystem.FileSystem | Path.Path> =>
   Effect.scoped(Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path

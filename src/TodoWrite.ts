@@ -3,7 +3,7 @@
  * previous one. The tool keeps no state: it validates under the deployment's policy, appends one
  * `todo/write` event to the calling agent's session log, and answers with one line of counts.
  */
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { Prompt, Tool, Toolkit } from "effect/ai"
 import { AgentSession } from "./AgentSession.ts"
 import * as SessionEvent from "./SessionEvent.ts"
