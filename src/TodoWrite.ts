@@ -51,15 +51,18 @@ export const execute = (input: unknown): Effect.Effect<Success, TodoWriteError, 
   Effect.flatMap(Effect.all([TodoPolicy, SessionLog]), ([policy, log]) =>
     executeWith(policy, log)(input))
 
-/** `execute` with its services already in hand, as the tool's handler runs it. */
-export const executeWith = (policy: Policy, log: SessionLog["Service"]) =>
-  Effect.fn("TodoWrite.execute")(function*(input: unknown): Effect.fn.Return<Success, TodoWriteError> {
+const run = Effect.fn("TodoWrite.execute")(
+  function*(policy: Policy, log: SessionLog["Service"], input: unknown): Effect.fn.Return<Success, TodoWriteError> {
     const todos = yield* Effect.fromResult(TodoValidation.validate(policy, input))
     const owner = yield* Effect.serviceOption(AgentSession)
     if (owner._tag === "None") return yield* NoOwningSessionError.instance
     yield* log.append(owner.value.sessionId, SessionEvent.TodoWrite, Todo.markValidated({ todos }))
     return { todos, counts: Todo.count(todos) }
-  })
+  }
+)
+
+/** `execute` with its services already in hand, as the tool's handler runs it. */
+export const executeWith = (policy: Policy, log: SessionLog["Service"]) => (input: unknown) => run(policy, log, input)
 
 /**
  * The tool for a deployment's policy. Its parameters are the closed JSON Schema above, and the
