@@ -9,6 +9,10 @@
  * - Loading streams the file (constant memory). A torn last line (no trailing newline: a crash
  *   mid-write, never acknowledged) is left out of reads and truncated when the session is next opened
  *   for appending; any other damage is a typed error naming the session and the line.
+ * - Journal mode (`journal: true`): instead of an fsync per session file, one fsync of a shared
+ *   write-ahead journal (`SessionJournal`) acknowledges the batches of all sessions; session files are
+ *   synced at checkpoints. A dead process's journal is replayed when the directory is next opened or
+ *   one of its sessions is taken over.
  */
 import {
   Cause,
