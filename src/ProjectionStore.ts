@@ -140,18 +140,14 @@ const make = (checkpoints: Checkpoints | undefined) =>
             }
           )
           if (tail.holds === true) {
-            cell.state = tail.state
-            cell.next = tail.next
-            cell.last = tail.last
+            Object.assign(cell, { state: tail.state, next: tail.next, last: tail.last })
             cell.saved = cp.seq + 1
             return
           }
           yield* ignore(projection, session, `the log no longer holds its entry at seq ${cp.seq} (it is ahead of the log, or of another log)`)
         }
         const all = yield* fold(projection, session, 0, projection.initial, undefined)
-        cell.state = all.state
-        cell.next = all.next
-        cell.last = all.last
+        Object.assign(cell, all)
         cell.saved = 0
       })
 
@@ -182,10 +178,7 @@ const make = (checkpoints: Checkpoints | undefined) =>
         if (cell.next < 0) {
           yield* load(projection, session, cell)
         } else {
-          const folded = yield* fold(projection, session, cell.next, cell.state, cell.last)
-          cell.state = folded.state
-          cell.next = folded.next
-          cell.last = folded.last
+          Object.assign(cell, yield* fold(projection, session, cell.next, cell.state, cell.last))
         }
         yield* save(projection, session, cell)
         return cell.next !== before

@@ -185,7 +185,7 @@ const locate = (fs: FileSystem.FileSystem, path: string, session: SessionId.Sess
   })).pipe(Effect.catch(() => Effect.succeed(undefined)))
 
 /** Where a whole scan ends: the position after the last complete line, and the torn tail's size. */
-export const scanToEnd = (
+const scanToEnd = (
   fs: FileSystem.FileSystem,
   path: string,
   session: SessionId.SessionId,
@@ -227,17 +227,17 @@ const prepare = Effect.fnUntraced(function*(
   const found = exists ? yield* scanToEnd(fs, file, session, method) : undefined
   if (found === undefined || !found.header) {
     // New, or created by a crash before its header was durable: nothing in it was acknowledged.
-    const created = yield* Clock.currentTimeMillis
+    const header = SessionFile.headerLine(session, yield* Clock.currentTimeMillis)
     yield* Effect.scoped(Effect.gen(function*() {
       const handle = yield* fs.open(file, { flag: "w" })
-      yield* handle.writeAll(SessionFile.headerLine(session, created))
+      yield* handle.writeAll(header)
       yield* handle.sync
     })).pipe(
       Effect.andThen(syncDirectory(fs, directory)),
       Effect.mapError(storageFailure(method, session, `can't create ${file}`))
     )
-    const end = yield* scanToEnd(fs, file, session, method)
-    return { end: end.end, opened: { entries: 0, repairedBytes: found?.tail ?? 0 } }
+    const end: SessionFile.Position = { offset: header.length, line: 2, seq: 0 }
+    return { end, opened: { entries: 0, repairedBytes: found?.tail ?? 0 } }
   }
   if (found.tail > 0) {
     yield* fs.truncate(file, found.end.offset).pipe(
@@ -270,6 +270,10 @@ export const repair = (
 
 const encoder = new TextEncoder()
 
+/** Recovery's I/O failures, as the log's own error. */
+const recoveryFailure = <A, R>(effect: Effect.Effect<A, SessionLogError | PlatformError.PlatformError, R>) =>
+  Effect.catchTag(effect, "PlatformError", (error) => Effect.fail(storageFailure("recover", "*", "recovering")(error)))
+
 /**
  * Replays a dead journal's batches for one session into its file, under the session's lock. A batch
  * already in the file byte for byte is left alone, so replaying twice changes nothing; from the first
@@ -283,18 +287,18 @@ const replaySession = Effect.fnUntraced(function*(
 ) {
   const damaged = (detail: string) =>
     SessionLogError.fromReason({ method: "recover", session, reason: new Corrupt({ detail: `${file}: ${detail}` }) })
-  const batches = records.map((record) => ({ offset: record.offset, bytes: record.bytes }))
-  for (let i = 1; i < batches.length; i++) {
-    if (batches[i]!.offset !== batches[i - 1]!.offset + batches[i - 1]!.bytes.length) {
+  // In journal order: each batch must start where the one before it ends.
+  for (let i = 1; i < records.length; i++) {
+    if (records[i]!.offset !== records[i - 1]!.offset + records[i - 1]!.bytes.length) {
       return yield* damaged("the journal's batches for it are not contiguous")
     }
   }
-  const first = batches[0]!.offset
+  const first = records[0]!.offset
   const size = (yield* fs.exists(file)) ? Number((yield* fs.stat(file)).size) : -1
   if (size < first) return yield* damaged(`it ends at byte ${size}, before the journal's first batch (${first})`)
-  const expected = new Uint8Array(batches.reduce((n, b) => n + b.bytes.length, 0))
+  const expected = new Uint8Array(records.reduce((n, b) => n + b.bytes.length, 0))
   let at = 0
-  for (const batch of batches) {
+  for (const batch of records) {
     expected.set(batch.bytes, at)
     at += batch.bytes.length
   }
@@ -310,11 +314,7 @@ const replaySession = Effect.fnUntraced(function*(
     yield* handle.writeAll(expected)
     yield* handle.sync
   }))
-}, (effect) => Effect.catchTag(effect, "PlatformError", (error) => Effect.fail(SessionLogError.fromReason({
-  method: "recover",
-  session: "*",
-  reason: new StorageFailure({ detail: error.message })
-}))))
+}, recoveryFailure)
 
 /** The journals in a directory whose process is gone, oldest first. */
 const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSystem, path: Path.Path, directory: string) {
@@ -340,11 +340,7 @@ const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSystem, path
     journals.push({ path: journalPath, parsed })
   }
   return journals.sort((a, b) => a.parsed.created - b.parsed.created)
-}, (effect) => Effect.catchTag(effect, "PlatformError", (error) => Effect.fail(SessionLogError.fromReason({
-  method: "recover",
-  session: "*",
-  reason: new StorageFailure({ detail: error.message })
-}))))
+}, recoveryFailure)
 
 /**
  * Replays every dead journal in the directory into the session files it covers, each under its
