@@ -1,10 +1,18 @@
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
+const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url))
+
 export default defineConfig({
   resolve: {
-    // The package imports itself by name in examples (scratch/), as a user would.
-    alias: { "effect-todo-write": fileURLToPath(new URL("./src/index.ts", import.meta.url)) }
+    // The package imports itself by name in examples (scratch/), as a user would, through the
+    // entry points its package.json exports.
+    alias: [
+      { find: /^effect-todo-write$/, replacement: src("index.ts") },
+      { find: /^effect-todo-write\/file$/, replacement: src("log/file/index.ts") },
+      { find: /^effect-todo-write\/sql$/, replacement: src("log/sql/index.ts") },
+      { find: /^effect-todo-write\/mcp$/, replacement: src("mcp/index.ts") }
+    ]
   },
   test: {
     include: ["test/**/*.test.ts"],

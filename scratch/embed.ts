@@ -3,20 +3,20 @@ import { LanguageModel } from "effect/ai"
 import { NodeServices } from "@effect/platform-node"
 import {
   AgentSession,
-  Projection,
   ProjectionStore,
   SessionId,
-  SessionInvariant,
-  SessionLogFile,
+  TodoEvents,
   TodoPolicy,
+  TodoProjection,
   TodoWrite
 } from "effect-todo-write"
+import { SessionLogFile } from "effect-todo-write/file"
 
-// The session log (JSONL files, checked by the invariant middleware), the deployment's policy,
-// the tool's handler and the projection store, as one layer.
+// The session log (JSONL files, checked by the todo invariants), the deployment's policy, the
+// tool's handler and the projection store, as one layer.
 export const TodoLayer = Layer.mergeAll(TodoWrite.layer, ProjectionStore.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(
-    SessionInvariant.layer().pipe(
+    TodoEvents.layerChecked.pipe(
       Layer.provide(SessionLogFile.layerFileSystem({ directory: ".todo-write/sessions" })),
       Layer.provide(NodeServices.layer)
     ),
@@ -30,7 +30,7 @@ export const oneTurn = (session: SessionId.SessionId, prompt: string) =>
     const toolkit = yield* TodoWrite.toolkitFromPolicy
     const response = yield* LanguageModel.generateText({ prompt, toolkit })
     const store = yield* ProjectionStore.ProjectionStore
-    return { text: response.text, todos: yield* store.get(Projection.todos, session) }
+    return { text: response.text, todos: yield* store.get(TodoProjection.todos, session) }
   }).pipe(AgentSession.turn(session))
 
 // Provide `TodoLayer` and your provider's `LanguageModel` (e.g. from @effect/ai-openai):

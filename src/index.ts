@@ -1,20 +1,47 @@
-export * as AgentSession from "./AgentSession.ts"
-export * as Checklist from "./Checklist.ts"
-export * as Projection from "./Projection.ts"
-export * as ProjectionStore from "./ProjectionStore.ts"
-export * as SessionEvent from "./SessionEvent.ts"
-export * as SessionFile from "./SessionFile.ts"
-export * as SessionId from "./SessionId.ts"
-export * as SessionInvariant from "./SessionInvariant.ts"
-export * as SessionJournal from "./SessionJournal.ts"
-export * as SessionLog from "./SessionLog.ts"
-export * as SessionLogError from "./SessionLogError.ts"
-export * as SessionLogFile from "./SessionLogFile.ts"
-export * as Todo from "./Todo.ts"
-export * as TodoHistory from "./TodoHistory.ts"
-export * as TodoPolicy from "./TodoPolicy.ts"
-export * as TodoValidation from "./TodoValidation.ts"
-export * as TodoWrite from "./TodoWrite.ts"
-export * as TodoWriteError from "./TodoWriteError.ts"
-export * as TodoWriteMcp from "./TodoWriteMcp.ts"
-export * as ToolDefinition from "./ToolDefinition.ts"
+/**
+ * effect-todo-write: the `todo_write` tool (the todo domain), the session log's core (the service,
+ * ids, events, errors, the invariant middleware and its in-memory backend) and projections. The
+ * file, SQL and MCP parts have entry points of their own: `effect-todo-write/file`,
+ * `effect-todo-write/sql` (needs `@effect/sql-pg`) and `effect-todo-write/mcp`.
+ *
+ * @since 0.2.0
+ */
+
+/** @since 0.2.0 */
+export * as AgentSession from "./todo/AgentSession.ts"
+/** @since 0.2.0 */
+export * as Checklist from "./todo/Checklist.ts"
+/** @since 0.2.0 */
+export * as Todo from "./todo/Todo.ts"
+/** @since 0.2.0 */
+export * as TodoEvents from "./todo/TodoEvents.ts"
+/** @since 0.2.0 */
+export * as TodoHistory from "./todo/TodoHistory.ts"
+/** @since 0.2.0 */
+export * as TodoPolicy from "./todo/TodoPolicy.ts"
+/** @since 0.2.0 */
+export * as TodoProjection from "./todo/TodoProjection.ts"
+/** @since 0.2.0 */
+export * as TodoValidation from "./todo/TodoValidation.ts"
+/** @since 0.2.0 */
+export * as TodoWrite from "./todo/TodoWrite.ts"
+/** @since 0.2.0 */
+export * as TodoWriteError from "./todo/TodoWriteError.ts"
+
+/** @since 0.2.0 */
+export * as CheckedSessionLog from "./log/CheckedSessionLog.ts"
+/** @since 0.2.0 */
+export * as SessionEvent from "./log/SessionEvent.ts"
+/** @since 0.2.0 */
+export * as SessionId from "./log/SessionId.ts"
+/** @since 0.2.0 */
+export * as SessionInvariant from "./log/SessionInvariant.ts"
+/** @since 0.2.0 */
+export * as SessionLog from "./log/SessionLog.ts"
+/** @since 0.2.0 */
+export * as SessionLogError from "./log/SessionLogError.ts"
+
+/** @since 0.2.0 */
+export * as Projection from "./projection/Projection.ts"
+/** @since 0.2.0 */
+export * as ProjectionStore from "./projection/ProjectionStore.ts"

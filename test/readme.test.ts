@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { Effect, Layer, Stream } from "effect"
 import { LanguageModel } from "effect/ai"
 import { afterAll, beforeAll } from "vitest"
-import * as SessionId from "../src/SessionId.ts"
+import * as SessionId from "../src/log/SessionId.ts"
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
 const example = readFileSync(new URL("../scratch/embed.ts", import.meta.url), "utf8")

@@ -7,12 +7,12 @@ import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs"
 import { join } from "node:path"
-import * as SessionFile from "../../src/SessionFile.ts"
-import * as SessionId from "../../src/SessionId.ts"
-import * as SessionInvariant from "../../src/SessionInvariant.ts"
-import * as SessionLog from "../../src/SessionLog.ts"
-import * as SessionLogFile from "../../src/SessionLogFile.ts"
+import * as SessionFile from "../../src/log/file/Format.ts"
+import * as SessionId from "../../src/log/SessionId.ts"
+import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import { type Comparison, median, percentile } from "./harness.ts"
+import * as TodoEvents from "../../src/todo/TodoEvents.ts"
+import { CheckedSessionLog } from "../../src/log/CheckedSessionLog.ts"
 
 const payload = {
   todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
@@ -28,7 +28,7 @@ export const run = async (): Promise<ReadonlyArray<Comparison>> => {
       const total = sessions * perSession
       const directory = join(root, `target-${sessions}-${journal}`)
       const runtime = ManagedRuntime.make(
-        SessionInvariant.layer().pipe(
+        TodoEvents.layerChecked.pipe(
           Layer.provide(SessionLogFile.layerFileSystem({ directory, journal })),
           Layer.provide(NodeServices.layer)
         )
@@ -36,7 +36,7 @@ export const run = async (): Promise<ReadonlyArray<Comparison>> => {
       const ids = Array.from({ length: sessions }, (_, i) => SessionId.decodeSync(`s${i}`))
       const latencies: Array<number> = []
       const target = Effect.gen(function*() {
-        const log = yield* SessionLog.SessionLog
+        const log = yield* CheckedSessionLog
         yield* Effect.forEach(ids, (id) => log.append(id, "turn/start", {}), { concurrency: "unbounded", discard: true })
         const start = process.hrtime.bigint()
         yield* Effect.forEach(ids, (id) =>

@@ -4,7 +4,7 @@
  */
 import { mkdirSync, openSync, writeSync, closeSync } from "node:fs"
 import { join } from "node:path"
-import * as SessionFile from "../../src/SessionFile.ts"
+import * as SessionFile from "../../src/log/file/Format.ts"
 
 /** A realistic mix: turns, todo/write of 5–30 items, tool events this package doesn't know. */
 export const eventAt = (seq: number): { readonly type: string; readonly json: string } => {

@@ -4,8 +4,8 @@
  * real o200k tokenizer.
  */
 import { encode } from "gpt-tokenizer/encoding/o200k_base"
-import * as Todo from "../../src/Todo.ts"
-import * as TodoWrite from "../../src/TodoWrite.ts"
+import * as Todo from "../../src/todo/Todo.ts"
+import * as TodoWrite from "../../src/todo/TodoWrite.ts"
 
 export interface Size {
   readonly name: string

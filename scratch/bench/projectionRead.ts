@@ -7,14 +7,14 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as Projection from "../../src/Projection.ts"
-import * as ProjectionStore from "../../src/ProjectionStore.ts"
-import * as SessionId from "../../src/SessionId.ts"
-import * as SessionInvariant from "../../src/SessionInvariant.ts"
-import * as SessionLog from "../../src/SessionLog.ts"
-import * as SessionLogFile from "../../src/SessionLogFile.ts"
+import * as ProjectionStore from "../../src/projection/ProjectionStore.ts"
+import * as SessionId from "../../src/log/SessionId.ts"
+import * as SessionLog from "../../src/log/SessionLog.ts"
+import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import { writeSession } from "./fixtures.ts"
 import { type Comparison, compare, timeRun } from "./harness.ts"
+import * as TodoProjection from "../../src/todo/TodoProjection.ts"
+import * as TodoEvents from "../../src/todo/TodoEvents.ts"
 
 export const run = async (): Promise<ReadonlyArray<Comparison>> => {
   const directory = mkdtempSync(join(tmpdir(), "todo-write-bench-"))
@@ -24,7 +24,7 @@ export const run = async (): Promise<ReadonlyArray<Comparison>> => {
   writeSession(directory, short, 10)
   const runtime = ManagedRuntime.make(
     ProjectionStore.layer.pipe(
-      Layer.provideMerge(SessionInvariant.layer()),
+      Layer.provideMerge(TodoEvents.layerChecked),
       Layer.provideMerge(SessionLogFile.layerFileSystem({ directory })),
       Layer.provide(NodeServices.layer)
     )
@@ -35,14 +35,14 @@ export const run = async (): Promise<ReadonlyArray<Comparison>> => {
     const store = yield* ProjectionStore.ProjectionStore
     for (const session of [long, short]) {
       yield* log.append(session, "turn/start", {})
-      yield* store.get(Projection.todos, session)
+      yield* store.get(TodoProjection.todos, session)
     }
   }))
   const reads = 200
   const read = (session: SessionId.SessionId) =>
     Effect.gen(function*() {
       const store = yield* ProjectionStore.ProjectionStore
-      for (let i = 0; i < reads; i++) yield* store.get(Projection.todos, session)
+      for (let i = 0; i < reads; i++) yield* store.get(TodoProjection.todos, session)
     })
   const result = await compare({
     name: "projection read after 100,000 events vs 10",

@@ -9,13 +9,13 @@ import { KeyValueStore } from "effect/persistence"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as Projection from "../../src/Projection.ts"
-import * as ProjectionStore from "../../src/ProjectionStore.ts"
-import * as SessionId from "../../src/SessionId.ts"
-import * as SessionInvariant from "../../src/SessionInvariant.ts"
-import * as SessionLogFile from "../../src/SessionLogFile.ts"
+import * as ProjectionStore from "../../src/projection/ProjectionStore.ts"
+import * as SessionId from "../../src/log/SessionId.ts"
+import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import { writeSession } from "./fixtures.ts"
 import { type Comparison, compare, timeRun } from "./harness.ts"
+import * as TodoProjection from "../../src/todo/TodoProjection.ts"
+import * as TodoEvents from "../../src/todo/TodoEvents.ts"
 
 export const run = async (): Promise<ReadonlyArray<Comparison>> => {
   const root = mkdtempSync(join(tmpdir(), "todo-write-bench-"))
@@ -27,11 +27,11 @@ export const run = async (): Promise<ReadonlyArray<Comparison>> => {
   const reopen = (session: SessionId.SessionId) =>
     Effect.gen(function*() {
       const store = yield* ProjectionStore.ProjectionStore
-      return yield* store.get(Projection.todos, session)
+      return yield* store.get(TodoProjection.todos, session)
     }).pipe(
       Effect.provide(
         ProjectionStore.layerCheckpointed().pipe(
-          Layer.provide(SessionInvariant.layer().pipe(Layer.provide(SessionLogFile.layerFileSystem({ directory })))),
+          Layer.provide(TodoEvents.layerChecked.pipe(Layer.provide(SessionLogFile.layerFileSystem({ directory })))),
           Layer.provide(KeyValueStore.layerFileSystem(join(root, "checkpoints"))),
           Layer.provide(NodeServices.layer)
         )

@@ -7,27 +7,27 @@ import { Effect, Layer } from "effect"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as Projection from "../../src/Projection.ts"
-import * as ProjectionStore from "../../src/ProjectionStore.ts"
-import * as SessionId from "../../src/SessionId.ts"
-import * as SessionInvariant from "../../src/SessionInvariant.ts"
-import * as SessionLogFile from "../../src/SessionLogFile.ts"
+import * as ProjectionStore from "../../src/projection/ProjectionStore.ts"
+import * as SessionId from "../../src/log/SessionId.ts"
+import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import { writeSession } from "./fixtures.ts"
 import { type Comparison, compare, timeRun } from "./harness.ts"
+import * as TodoProjection from "../../src/todo/TodoProjection.ts"
+import * as TodoEvents from "../../src/todo/TodoEvents.ts"
 
 export const run = async (): Promise<ReadonlyArray<Comparison>> => {
   const events = 100_000
   const directory = mkdtempSync(join(tmpdir(), "todo-write-bench-"))
   const session = SessionId.decodeSync("replay")
   const path = writeSession(directory, session, events)
-  const log = SessionInvariant.layer().pipe(
+  const log = TodoEvents.layerChecked.pipe(
     Layer.provide(SessionLogFile.layerFileSystem({ directory })),
     Layer.provide(NodeServices.layer)
   )
   // A fresh projection store each time: a reopened session folds its whole log.
   const replay = Effect.gen(function*() {
     const store = yield* ProjectionStore.ProjectionStore
-    return yield* store.get(Projection.todos, session)
+    return yield* store.get(TodoProjection.todos, session)
   }).pipe(Effect.provide(ProjectionStore.layer.pipe(Layer.provide(log))))
   let last: unknown
   const baseline = () => {

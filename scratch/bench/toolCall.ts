@@ -4,15 +4,15 @@
  * synchronous loop with a plain array as the log.
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
-import * as AgentSession from "../../src/AgentSession.ts"
-import * as Projection from "../../src/Projection.ts"
-import * as ProjectionStore from "../../src/ProjectionStore.ts"
-import * as SessionId from "../../src/SessionId.ts"
-import * as SessionInvariant from "../../src/SessionInvariant.ts"
-import * as SessionLog from "../../src/SessionLog.ts"
-import * as TodoPolicy from "../../src/TodoPolicy.ts"
-import * as TodoWrite from "../../src/TodoWrite.ts"
+import * as AgentSession from "../../src/todo/AgentSession.ts"
+import * as ProjectionStore from "../../src/projection/ProjectionStore.ts"
+import * as SessionId from "../../src/log/SessionId.ts"
+import * as SessionLog from "../../src/log/SessionLog.ts"
+import * as TodoPolicy from "../../src/todo/TodoPolicy.ts"
+import * as TodoWrite from "../../src/todo/TodoWrite.ts"
 import { type Comparison, compare, timeBatch, timeRun } from "./harness.ts"
+import * as TodoProjection from "../../src/todo/TodoProjection.ts"
+import * as TodoEvents from "../../src/todo/TodoEvents.ts"
 
 const args = (items: number) => ({
   todos: Array.from({ length: items }, (_, i) => ({
@@ -60,7 +60,7 @@ export const run = async (): Promise<ReadonlyArray<Comparison>> => {
   const session = SessionId.decodeSync("bench")
   const runtime = ManagedRuntime.make(
     ProjectionStore.layer.pipe(
-      Layer.provideMerge(SessionInvariant.layer()),
+      Layer.provideMerge(TodoEvents.layerChecked),
       Layer.provideMerge(SessionLog.layerMemory),
       Layer.merge(TodoPolicy.layer({ allowParallelInProgress: false, maxItems: 300 }))
     )
@@ -73,7 +73,7 @@ export const run = async (): Promise<ReadonlyArray<Comparison>> => {
       const store = yield* ProjectionStore.ProjectionStore
       for (let i = 0; i < batch; i++) {
         yield* TodoWrite.execute(input)
-        yield* store.get(Projection.todos, session)
+        yield* store.get(TodoProjection.todos, session)
       }
     }).pipe(AgentSession.provide(session))
     results.push(

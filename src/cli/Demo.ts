@@ -1,0 +1,39 @@
+/**
+ * `todo-write demo`: the scripted agent of `npm start`, then a replay of its log.
+ */
+import { Clock, Console, Effect, FileSystem, Layer, Option, Path } from "effect"
+import { Command, Flag } from "effect/cli"
+import * as SessionLogFile from "../log/file/SessionLogFile.ts"
+import * as ProjectionStore from "../projection/ProjectionStore.ts"
+import * as TodoPolicy from "../todo/TodoPolicy.ts"
+import * as TodoWrite from "../todo/TodoWrite.ts"
+import * as DemoScript from "./DemoScript.ts"
+import * as SessionArgument from "./SessionArgument.ts"
+import * as Show from "./Show.ts"
+import * as Store from "./Store.ts"
+
+export const command = Command.make("demo", {
+  dir: Flag.String("dir").pipe(
+    Flag.withDescription("Where to write the demo's session log (default: a new temporary directory)"),
+    Flag.optional
+  )
+}, ({ dir }) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const target = Option.isSome(dir) ? dir.value : yield* fs.makeTempDirectory({ prefix: "todo-write-demo-" })
+    const path = yield* Path.Path
+    const session = yield* SessionArgument.decode(`demo-${yield* Clock.currentTimeMillis}`)
+    yield* Console.log(`A scripted agent (a fake LanguageModel, no network) uses todo_write, single-active policy.`)
+    yield* Console.log(`Session log: ${SessionLogFile.fileOf(path, target, session)}`)
+    yield* Effect.gen(function*() {
+      yield* DemoScript.run(session)
+      yield* Console.log(`\n== Replayed from the log: todo-write show --dir ${target} --history turns ${session}\n`)
+      yield* Show.printSession(session, Option.some("turns"), false)
+    }).pipe(
+      Effect.provide(
+        Layer.mergeAll(TodoWrite.layer, ProjectionStore.layer).pipe(
+          Layer.provideMerge(Layer.mergeAll(Store.fileLog(target), TodoPolicy.layer({ allowParallelInProgress: false })))
+        )
+      )
+    )
+  })).pipe(Command.withDescription("Watch a scripted agent plan, work, make a mistake and recover, then replay its log"))

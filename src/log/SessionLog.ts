@@ -1,0 +1,297 @@
+/**
+ * The session log: an append-only sequence of events per session. Appending assigns the next seq
+ * (0, 1, 2… contiguous per session) and the time from `Clock`; reading returns a session's events in
+ * order; `subscribe` streams entries as they are committed, for live readers.
+ *
+ * Backends are built with `make` from a few primitives (store a batch, read from a seq, list
+ * sessions, optionally announce other processes' commits), as `KeyValueStore.make` builds its
+ * service. The core owns what every backend shares: the payload's JSON snapshot and encoding, the
+ * time, group commit (appends that arrive while a session's batch is being stored go into its next
+ * batch), the rule that seqs are contiguous, live subscriptions and error mapping.
+ *
+ * @since 0.2.0
+ */
+import { Clock, Context, Deferred, Effect, Exit, Layer, PubSub, type Scope, Stream } from "effect"
+import * as Json from "./internal/json.ts"
+import type * as SessionEvent from "./SessionEvent.ts"
+import * as SessionId from "./SessionId.ts"
+import { Corrupt, InvalidPayload, type Reason, SessionLogError, StorageFailure } from "./SessionLogError.ts"
+
+/**
+ * Where a read starts.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ReadOptions {
+  /** Start at this seq instead of 0. */
+  readonly fromSeq?: number | undefined
+}
+
+/**
+ * The service's shape, shared by `SessionLog` and `CheckedSessionLog`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Service {
+  /** Appends one event and answers with the committed entry, once it is committed. */
+  readonly append: (session: SessionId.SessionId, type: string, data: unknown) => Effect.Effect<SessionEvent.Entry, SessionLogError>
+  /** A session's events in seq order; an unknown session has none. */
+  readonly read: (session: SessionId.SessionId, options?: ReadOptions) => Stream.Stream<SessionEvent.Entry, SessionLogError>
+  /**
+   * Subscribes to committed entries, across all sessions: the stream carries every entry committed
+   * after this effect returns, until the scope closes.
+   */
+  readonly subscribe: Effect.Effect<Stream.Stream<SessionEvent.Committed>, never, Scope.Scope>
+  /** The sessions the log holds, sorted. */
+  readonly sessions: Effect.Effect<ReadonlyArray<SessionId.SessionId>, SessionLogError>
+}
+
+/**
+ * A raw session log backend, unchecked: what a backend layer provides. Code that folds payloads
+ * reads a `CheckedSessionLog` instead.
+ *
+ * @since 0.2.0
+ * @category services
+ */
+export class SessionLog extends Context.Service<SessionLog, Service>()("effect-todo-write/SessionLog") {}
+
+/**
+ * An event ready to store: its payload already snapshotted and encoded by the core.
+ *
+ * @since 0.2.0
+ * @category backends
+ */
+export interface Prepared {
+  readonly type: string
+  readonly time: number
+  /** The payload's frozen JSON copy: what the committed entry carries. */
+  readonly data: unknown
+  /** The same payload as JSON text, for backends that store text. */
+  readonly json: string
+}
+
+/**
+ * What a backend primitive fails with: one of the log's reasons, or the foreign error (I/O, driver)
+ * that the core reports as a storage failure with that error as its cause.
+ *
+ * @since 0.2.0
+ * @category backends
+ */
+export type Failure = Reason | Error
+
+/**
+ * The primitives a backend supplies; `make` builds the service from them.
+ *
+ * @since 0.2.0
+ * @category backends
+ */
+export interface Backend {
+  /**
+   * Stores a batch of events for one session, in order, and answers the seq of its first one; the
+   * rest follow it. Answers only once the batch is committed. The core never calls it twice at
+   * once for one session.
+   */
+  readonly append: (session: SessionId.SessionId, batch: ReadonlyArray<Prepared>) => Effect.Effect<number, Failure>
+  /** A session's committed entries from `fromSeq` on, in seq order. */
+  readonly read: (session: SessionId.SessionId, fromSeq: number) => Stream.Stream<SessionEvent.Entry, Failure>
+  /** The names of the sessions held; the core keeps the valid ids and sorts them. */
+  readonly sessions: Effect.Effect<ReadonlyArray<string>, Failure>
+  /**
+   * Commits made by other processes, as they are announced (the session and the last seq
+   * committed). The core reads what each announces and publishes it to subscribers, each entry once.
+   */
+  readonly announcements?: Stream.Stream<{ readonly session: string; readonly seq: number }, Failure> | undefined
+}
+
+/**
+ * A frozen entry.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const makeEntry = (type: string, seq: number, time: number, data: unknown): SessionEvent.Entry =>
+  Object.freeze({ type, seq, time, data })
+
+/**
+ * Turns a backend failure into the log's error, keeping a foreign error as the cause.
+ *
+ * @since 0.2.0
+ * @category backends
+ */
+export const toError = (method: string, session?: string) => (failure: Failure): SessionLogError => {
+  if (failure instanceof SessionLogError) return failure
+  if (failure instanceof Error) {
+    return SessionLogError.fromReason({ method, session, reason: new StorageFailure({ detail: failure.message }), cause: failure })
+  }
+  return SessionLogError.fromReason({ method, session, reason: failure })
+}
+
+interface Waiting {
+  readonly prepared: Prepared
+  readonly done: Deferred.Deferred<SessionEvent.Entry, SessionLogError>
+}
+
+/** A session's appends: while one batch is being stored, the next gathers in `waiting`. */
+interface Lane {
+  waiting: Array<Waiting>
+}
+
+/**
+ * Builds the service from a backend's primitives. Needs a scope: subscriptions and the reader of
+ * announcements live as long as it.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const make = Effect.fnUntraced(function*(backend: Backend) {
+  const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SessionEvent.Committed>(), PubSub.shutdown)
+  const lanes = new Map<SessionId.SessionId, Lane>()
+  // The last seq published per session, kept only when other processes' commits arrive too, so
+  // that each entry goes out once.
+  const published = backend.announcements === undefined ? undefined : new Map<SessionId.SessionId, number>()
+
+  const publish = (session: SessionId.SessionId, entries: ReadonlyArray<SessionEvent.Entry>) => {
+    for (const entry of entries) {
+      if (published !== undefined) {
+        if (entry.seq <= (published.get(session) ?? -1)) continue
+        published.set(session, entry.seq)
+      }
+      PubSub.publishUnsafe(pubsub, { session, entry })
+    }
+  }
+
+  /** Stores batches for the session until none is waiting; its caller's own batch comes first. */
+  const lead = Effect.fnUntraced(function*(session: SessionId.SessionId, lane: Lane, first: ReadonlyArray<Waiting>) {
+    let batch = first
+    while (batch.length > 0) {
+      const exit = yield* Effect.exit(backend.append(session, batch.map((waiting) => waiting.prepared)))
+      if (Exit.isSuccess(exit)) {
+        const entries = batch.map(({ prepared }, i) => makeEntry(prepared.type, exit.value + i, prepared.time, prepared.data))
+        // Published before acknowledging: whoever subscribes after an append returns never sees it.
+        publish(session, entries)
+        for (let i = 0; i < batch.length; i++) Deferred.doneUnsafe(batch[i]!.done, Exit.succeed(entries[i]!))
+      } else {
+        const failed = Exit.failCause(exit.cause).pipe(Exit.mapError(toError("append", session)))
+        for (const waiting of batch) Deferred.doneUnsafe(waiting.done, failed)
+      }
+      batch = lane.waiting
+      lane.waiting = []
+    }
+    lanes.delete(session)
+  })
+
+  const append = (session: SessionId.SessionId, type: string, data: unknown) =>
+    Effect.flatMap(Clock.currentTimeMillis, (time) => {
+      const snapshot = Json.snapshot(data)
+      if ("problem" in snapshot) {
+        return Effect.fail(
+          SessionLogError.fromReason({ method: "append", session, reason: new InvalidPayload({ detail: snapshot.problem }) })
+        )
+      }
+      const waiting: Waiting = {
+        prepared: { type, time, data: snapshot.copy, json: JSON.stringify(snapshot.copy) },
+        done: Deferred.makeUnsafe()
+      }
+      const lane = lanes.get(session)
+      if (lane !== undefined) {
+        lane.waiting.push(waiting)
+        return Deferred.await(waiting.done)
+      }
+      // No batch is being stored for this session: this caller stores it, on its own fiber, and
+      // whatever arrives meanwhile after it. Uninterruptible: others wait on what it stores.
+      const mine: Lane = { waiting: [] }
+      lanes.set(session, mine)
+      return Effect.andThen(Effect.uninterruptible(lead(session, mine, [waiting])), Deferred.await(waiting.done))
+    })
+
+  const read = (session: SessionId.SessionId, options?: ReadOptions): Stream.Stream<SessionEvent.Entry, SessionLogError> =>
+    Stream.suspend(() => {
+      const fromSeq = options?.fromSeq ?? 0
+      let expected = fromSeq
+      return backend.read(session, fromSeq).pipe(
+        Stream.mapError(toError("read", session)),
+        // Every backend's seqs run on from where the read starts, with no gap or repeat.
+        Stream.mapArrayEffect((entries) => {
+          for (const entry of entries) {
+            if (entry.seq !== expected) {
+              return Effect.fail(SessionLogError.fromReason({
+                method: "read",
+                session,
+                reason: new Corrupt({ seq: expected, detail: `seq ${entry.seq} where ${expected} was expected` })
+              }))
+            }
+            expected++
+          }
+          return Effect.succeed(entries)
+        })
+      )
+    })
+
+  if (backend.announcements !== undefined && published !== undefined) {
+    const announced = (session: SessionId.SessionId, seq: number) => {
+      // From the last entry published for the session, so entries whose announcement was missed come too.
+      const from = (published.get(session) ?? seq - 1) + 1
+      if (from > seq) return Effect.void
+      return read(session, { fromSeq: from }).pipe(
+        Stream.takeWhile((entry) => entry.seq <= seq),
+        Stream.runCollect,
+        Effect.map((entries) => publish(session, entries))
+      )
+    }
+    yield* backend.announcements.pipe(
+      Stream.runForEach(({ session, seq }) =>
+        SessionId.is(session) && Number.isInteger(seq)
+          ? announced(session, seq).pipe(
+            Effect.catch((error) => Effect.logWarning(`SessionLog: can't read a commit another process announced: ${error.message}`))
+          )
+          : Effect.void
+      ),
+      Effect.catch((failure) =>
+        Effect.logWarning(`SessionLog: announcements of other processes' commits ended: ${toError("subscribe")(failure).message}`)
+      ),
+      Effect.forkScoped
+    )
+  }
+
+  return SessionLog.of({
+    append,
+    read,
+    subscribe: Effect.map(PubSub.subscribe(pubsub), Stream.fromSubscription),
+    sessions: backend.sessions.pipe(
+      Effect.map((names) => names.filter(SessionId.is).sort()),
+      Effect.mapError(toError("sessions"))
+    )
+  })
+})
+
+/**
+ * Keeps every session in memory; for tests and for embedding where durability isn't wanted.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerMemory: Layer.Layer<SessionLog> = Layer.effect(
+  SessionLog,
+  Effect.suspend(() => {
+    const sessions = new Map<SessionId.SessionId, Array<SessionEvent.Entry>>()
+    return make({
+      append: (session, batch) =>
+        Effect.sync(() => {
+          let entries = sessions.get(session)
+          if (entries === undefined) {
+            entries = []
+            sessions.set(session, entries)
+          }
+          const first = entries.length
+          for (const [i, prepared] of batch.entries()) {
+            entries.push(makeEntry(prepared.type, first + i, prepared.time, prepared.data))
+          }
+          return first
+        }),
+      read: (session, fromSeq) => Stream.suspend(() => Stream.fromArray((sessions.get(session) ?? []).slice(fromSeq))),
+      sessions: Effect.sync(() => [...sessions.keys()])
+    })
+  })
+)

@@ -1,0 +1,142 @@
+/**
+ * Why a session log operation failed. One error, with a `reason` saying which of the ways it can
+ * fail, the `session` it concerns (absent for log-wide operations such as listing sessions or
+ * building a layer) and, where a foreign failure caused it, that failure as `cause`.
+ *
+ * @since 0.2.0
+ */
+import { Schema } from "effect"
+
+/**
+ * A registered invariant rejected an event: on append (nothing was written) or on load.
+ *
+ * @since 0.2.0
+ * @category reasons
+ */
+export class InvariantViolation extends Schema.TaggedClass<InvariantViolation>()("InvariantViolation", {
+  rule: Schema.String,
+  seq: Schema.optionalKey(Schema.Int),
+  detail: Schema.String
+}) {}
+
+/**
+ * The payload can't be stored as JSON (a cycle, a BigInt, a function…).
+ *
+ * @since 0.2.0
+ * @category reasons
+ */
+export class InvalidPayload extends Schema.TaggedClass<InvalidPayload>()("InvalidPayload", {
+  detail: Schema.String
+}) {}
+
+/**
+ * Stored data is damaged or inconsistent: bad JSON, a seq gap, a header that doesn't match.
+ *
+ * @since 0.2.0
+ * @category reasons
+ */
+export class Corrupt extends Schema.TaggedClass<Corrupt>()("Corrupt", {
+  line: Schema.optionalKey(Schema.Int),
+  seq: Schema.optionalKey(Schema.Int),
+  detail: Schema.String
+}) {}
+
+/**
+ * Another process holds the session open for appending.
+ *
+ * @since 0.2.0
+ * @category reasons
+ */
+export class Locked extends Schema.TaggedClass<Locked>()("Locked", {
+  detail: Schema.String
+}) {}
+
+/**
+ * The storage itself failed (I/O, connection).
+ *
+ * @since 0.2.0
+ * @category reasons
+ */
+export class StorageFailure extends Schema.TaggedClass<StorageFailure>()("StorageFailure", {
+  detail: Schema.String
+}) {}
+
+/**
+ * A layer was given options it can't work with (a table name that isn't an identifier, a page size
+ * of zero…): nothing was opened.
+ *
+ * @since 0.2.0
+ * @category reasons
+ */
+export class InvalidOptions extends Schema.TaggedClass<InvalidOptions>()("InvalidOptions", {
+  detail: Schema.String
+}) {}
+
+/**
+ * Every way a session log operation can fail.
+ *
+ * @since 0.2.0
+ * @category reasons
+ */
+export const Reason = Schema.Union([InvariantViolation, InvalidPayload, Corrupt, Locked, StorageFailure, InvalidOptions])
+
+/**
+ * @since 0.2.0
+ * @category reasons
+ */
+export type Reason = typeof Reason.Type
+
+const where = (reason: Reason): string => {
+  const parts: Array<string> = []
+  if ("line" in reason && reason.line !== undefined) parts.push(`line ${reason.line}`)
+  if ("seq" in reason && reason.seq !== undefined) parts.push(`seq ${reason.seq}`)
+  return parts.length === 0 ? "" : ` at ${parts.join(", ")}`
+}
+
+const describe = (reason: Reason): string => {
+  switch (reason._tag) {
+    case "InvariantViolation":
+      return `invariant "${reason.rule}" violated${where(reason)}: ${reason.detail}`
+    case "Corrupt":
+      return `corrupt log${where(reason)}: ${reason.detail}`
+    case "InvalidPayload":
+      return `payload can't be stored: ${reason.detail}`
+    case "Locked":
+      return `session is locked: ${reason.detail}`
+    case "StorageFailure":
+      return `storage failed: ${reason.detail}`
+    case "InvalidOptions":
+      return `invalid options: ${reason.detail}`
+  }
+}
+
+/**
+ * The one error of every `SessionLog` operation.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class SessionLogError extends Schema.TaggedError<SessionLogError>()("SessionLogError", {
+  method: Schema.String,
+  session: Schema.optionalKey(Schema.String),
+  reason: Reason,
+  message: Schema.String,
+  cause: Schema.optionalKey(Schema.Defect())
+}) {
+  /** Builds the error with a message that says which operation, which session and what happened. */
+  static fromReason(options: {
+    readonly method: string
+    readonly session?: string | undefined
+    readonly reason: Reason
+    readonly cause?: unknown
+  }): SessionLogError {
+    const target = options.session === undefined ? "" : options.session
+    return new SessionLogError({
+      method: options.method,
+      ...(options.session === undefined ? {} : { session: options.session }),
+      reason: options.reason,
+      ...(options.cause === undefined ? {} : { cause: options.cause }),
+      message: `SessionLog.${options.method}(${target}): ${describe(options.reason)}`
+    })
+  }
+}

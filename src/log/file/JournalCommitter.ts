@@ -1,0 +1,142 @@
+/**
+ * This log instance's write-ahead journal, in journal mode: a committer fiber takes every batch that
+ * session writers hand it, writes them with one write and makes them durable with one fsync, then
+ * answers them all. Once a journal holds `checkpointBytes`, a new one takes over at once, and in the
+ * background the session files the old one covers are fsynced and the old one is removed: appends
+ * never wait for a checkpoint.
+ */
+import { Cause, Clock, Deferred, Effect, Exit, type FileSystem, type Path, type PlatformError, Queue, Scope } from "effect"
+import { StorageFailure } from "../SessionLogError.ts"
+import * as Format from "./Format.ts"
+import * as Journal from "./Journal.ts"
+import { syncDirectory } from "./Writer.ts"
+
+/** What a journal commit fails with. */
+export type Error = PlatformError.PlatformError | StorageFailure
+
+interface Chunk {
+  readonly session: string
+  readonly file: FileSystem.File
+  readonly offset: number
+  /** The batch's lines, as written to the session file. */
+  readonly bytes: Uint8Array
+  readonly done: Deferred.Deferred<void, Error>
+}
+
+/** The journal as session writers use it. */
+export interface Committer {
+  /** Makes a batch already written to its session file durable: answers once the journal is synced. */
+  readonly commit: (chunk: Omit<Chunk, "done">) => Effect.Effect<void, Error>
+  /** A writer closing: its file's journaled batches become durable in the file itself. */
+  readonly release: (file: FileSystem.File) => Effect.Effect<void>
+}
+
+interface Generation {
+  readonly path: string
+  readonly file: FileSystem.File
+  size: number
+  /** The session files with batches in this journal: synced before it may go. */
+  readonly dirty: Set<FileSystem.File>
+  readonly scope: Scope.Closeable
+}
+
+const encoder = new TextEncoder()
+
+/** Starts this instance's journal in `directory`; it lives, and is closed, with `scope`. */
+export const make = Effect.fnUntraced(function*(
+  fs: FileSystem.FileSystem,
+  path: Path.Path,
+  directory: string,
+  scope: Scope.Scope,
+  options: { readonly checkpointBytes: number }
+) {
+  const generations = new Set<Generation>()
+
+  const openGeneration = Effect.gen(function*() {
+    const journalPath = path.join(directory, Journal.fileName(process.pid, crypto.randomUUID()))
+    const header = Journal.headerLine(process.pid, yield* Clock.currentTimeMillis)
+    const generationScope = yield* Scope.fork(scope)
+    const file = yield* Effect.gen(function*() {
+      const file = yield* fs.open(journalPath, { flag: "w" }).pipe(Scope.provide(generationScope))
+      yield* file.writeAll(header)
+      yield* file.sync
+      yield* syncDirectory(fs, directory)
+      return file
+    }).pipe(Effect.onError(() => Effect.andThen(Scope.close(generationScope, Exit.void), Effect.ignore(fs.remove(journalPath)))))
+    const generation: Generation = { path: journalPath, file, size: header.length, dirty: new Set(), scope: generationScope }
+    generations.add(generation)
+    return generation
+  })
+
+  /** Removes a journal whose batches are all durable in their session files. */
+  const retire = (generation: Generation) =>
+    Effect.gen(function*() {
+      yield* Effect.forEach([...generation.dirty], (f) => f.sync, { concurrency: "unbounded", discard: true })
+      generation.dirty.clear()
+      // Forgotten only once gone: if this is cut short, closing the log removes it.
+      yield* fs.remove(generation.path)
+      generations.delete(generation)
+      yield* Scope.close(generation.scope, Exit.void)
+      yield* syncDirectory(fs, directory)
+    }).pipe(Effect.catch((error) =>
+      Effect.logWarning(`SessionLogFile: ${generation.path} kept: ${error.message}; it is removed on close`)
+    ))
+
+  let current = yield* openGeneration
+  let broken: StorageFailure | undefined
+  const queue = yield* Queue.unbounded<Chunk>()
+
+  const commitBatch = (batch: ReadonlyArray<Chunk>) =>
+    Effect.gen(function*() {
+      if (broken !== undefined) {
+        for (const chunk of batch) yield* Deferred.fail(chunk.done, broken)
+        return
+      }
+      const generation = current
+      const parts: Array<Uint8Array> = []
+      for (const chunk of batch) {
+        parts.push(encoder.encode(Journal.recordHeader(chunk.session, chunk.offset, chunk.bytes.length)), chunk.bytes)
+      }
+      const bytes = Format.concat(parts)
+      const written = yield* Effect.exit(Effect.andThen(generation.file.writeAll(bytes), generation.file.sync))
+      if (written._tag === "Failure") {
+        // Cut the failed batch, so later batches don't follow bytes that end the journal's valid part.
+        const cut = yield* Effect.exit(Effect.andThen(generation.file.truncate(generation.size), generation.file.sync))
+        if (cut._tag === "Failure") {
+          broken = new StorageFailure({ detail: `the journal ${generation.path} can't be repaired after a failed write` })
+        }
+        for (const chunk of batch) yield* Deferred.failCause(chunk.done, written.cause)
+        return
+      }
+      generation.size += bytes.length
+      for (const chunk of batch) generation.dirty.add(chunk.file)
+      for (const chunk of batch) yield* Deferred.succeed(chunk.done, undefined)
+      if (generation.size >= options.checkpointBytes) {
+        const next = yield* Effect.exit(openGeneration)
+        if (next._tag === "Success") {
+          current = next.value
+          yield* Effect.forkIn(retire(generation), scope)
+        } else {
+          yield* Effect.logWarning(`SessionLogFile: no new journal, checkpoint postponed: ${Cause.pretty(next.cause)}`)
+        }
+      }
+    })
+
+  // On close, after every writer has synced its file, journals with nothing left to cover go.
+  yield* Scope.addFinalizer(scope, Effect.suspend(() =>
+    Effect.forEach([...generations], (generation) =>
+      generation.dirty.size === 0
+        ? Effect.andThen(fs.remove(generation.path), syncDirectory(fs, directory)).pipe(Effect.ignore)
+        : Effect.void, { discard: true })))
+  yield* Queue.takeAll(queue).pipe(Effect.flatMap(commitBatch), Effect.forever, Effect.forkIn(scope))
+
+  return {
+    commit: (chunk) =>
+      Effect.flatMap(Deferred.make<void, Error>(), (done) =>
+        Effect.andThen(Queue.offer(queue, { ...chunk, done }), Deferred.await(done))),
+    release: (f) =>
+      Effect.andThen(f.sync, Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f)))).pipe(
+        Effect.ignore
+      )
+  } satisfies Committer
+})

@@ -1,0 +1,137 @@
+/**
+ * Reading a session file: a streamed scan from a position (constant memory), where a scan ends, and
+ * `locate`, which finds the line of a late seq with a few small reads instead of a scan.
+ */
+import { Effect, type FileSystem, type PlatformError, Stream } from "effect"
+import { Corrupt } from "../SessionLogError.ts"
+import * as Scanner from "./Scanner.ts"
+
+/**
+ * Scans a session file from a position. Fails on the first damage, naming the line; the torn tail,
+ * if any, is the last item.
+ */
+export const scan = (
+  fs: FileSystem.FileSystem,
+  path: string,
+  session: string,
+  from: Scanner.Position = Scanner.start
+): Stream.Stream<Scanner.Item, Corrupt | PlatformError.PlatformError> =>
+  Stream.suspend(() => {
+    const scanner = Scanner.scanner(session, from)
+    return fs.stream(path, { offset: from.offset, chunkSize: 256 * 1024 }).pipe(
+      Stream.mapAccum(scanner.initial, scanner.step, { onHalt: scanner.halt }),
+      // Damage can only be the last item of a chunk: check chunks, not items.
+      Stream.mapArrayEffect((items) => {
+        const last = items[items.length - 1]!
+        return last._tag === "Damage"
+          ? Effect.fail(new Corrupt({ line: last.line, detail: `${path}: ${last.detail}` }))
+          : Effect.succeed(items)
+      })
+    )
+  })
+
+/** What a whole scan found: whether the header is there, where the last complete line ends, the torn tail's size. */
+export interface End {
+  readonly header: boolean
+  readonly end: Scanner.Position
+  readonly tail: number
+}
+
+/** Where a whole scan ends: the position after the last complete line, and the torn tail's size. */
+export const scanToEnd = (fs: FileSystem.FileSystem, path: string, session: string) =>
+  Stream.runFold(
+    scan(fs, path, session),
+    (): End => ({ header: false, end: Scanner.start, tail: 0 }),
+    (acc, item): End => {
+      switch (item._tag) {
+        case "Header":
+          return { header: true, end: { offset: item.end, line: 2, seq: 0 }, tail: 0 }
+        case "Entry":
+          return { header: true, end: { offset: item.end, line: item.line + 1, seq: item.entry.seq + 1 }, tail: 0 }
+        case "Tail":
+          return { ...acc, tail: item.length }
+        case "Damage":
+          return acc
+      }
+    }
+  )
+
+/** Probes start small (most lines are short) and grow for long lines, up to a limit. */
+const probeBytes = 4 * 1024
+const maxProbeBytes = 4 * 1024 * 1024
+
+/** The item of the first complete line in `bytes`, read from `offset`; `undefined` if there is none. */
+const probe = (session: string, bytes: Uint8Array, offset: number, afterHeader: boolean) => {
+  const newline = bytes.indexOf(10)
+  if (newline === -1) return undefined
+  const scanner = Scanner.scanner(session, afterHeader ? { offset, line: 0, seq: -1 } : Scanner.start)
+  const [, items] = scanner.step(scanner.initial(), bytes.subarray(0, newline + 1))
+  return items[0]
+}
+
+/**
+ * Where the line with seq `fromSeq` starts, found by bisecting the file: lines are in seq order, so
+ * reading from a late seq costs a few small reads instead of a scan of everything before it. The
+ * header is always read and checked. Answers `undefined` whenever a probe can't tell (damage, a line
+ * longer than any probe): the caller then scans from the start, which reports damage properly.
+ */
+export const locate = (fs: FileSystem.FileSystem, path: string, session: string, fromSeq: number) =>
+  Effect.scoped(Effect.gen(function*() {
+    const file = yield* fs.open(path, { flag: "r" })
+    const size = Number((yield* file.stat).size)
+    const read = (offset: number, length: number) =>
+      Effect.map(file.readAlloc(Math.min(length, size - offset), { position: BigInt(offset) }), (o) =>
+        o._tag === "Some" ? o.value : new Uint8Array(0))
+    /** The first complete line at or after `offset` (skipping a partial line first, if asked). */
+    const lineAt = Effect.fnUntraced(function*(offset: number, skipPartial: boolean) {
+      for (let length = probeBytes; length <= maxProbeBytes; length *= 8) {
+        const bytes = yield* read(offset, length)
+        const start = skipPartial ? bytes.indexOf(10) + 1 : 0
+        if (skipPartial && start === 0) {
+          if (bytes.length < length) return undefined // no line starts before the end of the file
+          continue
+        }
+        const item = probe(session, bytes.subarray(start), offset + start, skipPartial)
+        if (item !== undefined) return { start: offset + start, item }
+        if (bytes.length < length) return undefined
+      }
+      return undefined
+    })
+    const head = yield* lineAt(0, false)
+    if (head?.item._tag !== "Header") return undefined
+    let lo: Scanner.Position = { offset: head.item.end, line: 2, seq: 0 }
+    let hi = size
+    let hiSeq: number | undefined
+    // Interpolation search: lines are of similar sizes, so a seq's offset is near its share of the
+    // file. Each guess that doesn't halve the interval is followed by a plain bisection step.
+    let bisectNext = false
+    while (hi - lo.offset > probeBytes) {
+      const width = hi - lo.offset
+      let guess: number
+      if (hiSeq === undefined) {
+        guess = Math.max(lo.offset, size - probeBytes) // first, the tail: it anchors the interpolation
+      } else if (bisectNext) {
+        guess = lo.offset + Math.floor(width / 2)
+      } else {
+        const share = (fromSeq - lo.seq) / Math.max(1, hiSeq - lo.seq)
+        guess = lo.offset + Math.min(width - 1, Math.max(0, Math.floor(share * width) - 256))
+      }
+      const found = yield* lineAt(guess, true)
+      if (found === undefined || found.start >= hi) {
+        if (hiSeq === undefined) return undefined
+        hi = guess // no whole line begins between `guess` and `hi`: look earlier
+        bisectNext = false
+        continue
+      }
+      if (found.item._tag !== "Entry") return undefined
+      if (found.item.entry.seq <= fromSeq) {
+        lo = { offset: found.start, line: found.item.entry.seq + 2, seq: found.item.entry.seq }
+      } else {
+        hi = found.start
+        hiSeq = found.item.entry.seq
+      }
+      if (hiSeq === undefined) hiSeq = found.item.entry.seq + 1 // the tail probe landed at or before `fromSeq`
+      bisectNext = hi - lo.offset > width / 2
+    }
+    return lo
+  })).pipe(Effect.catch(() => Effect.succeed(undefined)))

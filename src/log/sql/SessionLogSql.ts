@@ -1,0 +1,179 @@
+/**
+ * A `SessionLog` in a SQL database (PostgreSQL), for several backend instances sharing sessions.
+ * It needs only Effect's abstract `SqlClient`; the application supplies the client (`@effect/sql-pg`).
+ *
+ * - One row per event, `(session, seq)` the primary key, the payload as `jsonb`. The table is created
+ *   if missing.
+ * - Each batch the log core hands it is one transaction that first takes a per-session advisory
+ *   lock, so concurrent appenders, in any process, are serialized per session: contiguous seqs,
+ *   nothing lost.
+ * - Reads page through a session by seq (keyset), so a long session never loads at once.
+ * - Each commit sends a `NOTIFY`; when the client is a `PgClient`, the layer `LISTEN`s, so the
+ *   committed-entries stream also carries entries appended by other processes.
+ *
+ * @since 0.2.0
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Result, Schedule, Schema, Stream } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import type * as SessionId from "../SessionId.ts"
+import * as SessionLog from "../SessionLog.ts"
+import { InvalidOptions, InvalidPayload, SessionLogError } from "../SessionLogError.ts"
+
+/**
+ * The layer's options, validated when it is built.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Options = Schema.Struct({
+  /** The events table (created if missing). Default `todo_write_events`. */
+  table: Schema.optional(Schema.String.check(Schema.isPattern(/^[a-z_][a-z0-9_]{0,47}$/, {
+    expected: "a lower-case SQL identifier of at most 48 characters"
+  }))),
+  /** Rows per page when reading. Default 1000. */
+  pageSize: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100_000 })))
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type Options = typeof Options.Type
+
+/**
+ * The table used when none is named.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaultTable = "todo_write_events"
+
+interface Row {
+  readonly seq: bigint | number
+  readonly type: string
+  readonly time: bigint | number
+  readonly data: unknown
+}
+
+/** Only failures that certainly rolled back are retried: a lost connection may hide a commit. */
+const isRolledBack = (error: SqlError.SqlError) =>
+  error.reason._tag === "DeadlockError" || error.reason._tag === "SerializationError" ||
+  error.reason._tag === "LockTimeoutError" || error.reason._tag === "UniqueViolation"
+
+const decodeOptions = Schema.decodeUnknownResult(Options, { onExcessProperty: "error", errors: "all" })
+
+/** PostgreSQL's `jsonb` can't hold the NUL character, wherever it is in the payload. */
+const holdsNul = (json: string, data: unknown): boolean => json.includes("\\u0000") && hasNul(data)
+
+const hasNul = (value: unknown): boolean => {
+  if (typeof value === "string") return value.includes("\u0000")
+  if (typeof value !== "object" || value === null) return false
+  if (Array.isArray(value)) return value.some(hasNul)
+  for (const key in value) if (key.includes("\u0000") || hasNul((value as Record<string, unknown>)[key])) return true
+  return false
+}
+
+/**
+ * The session log in the SQL database of the `SqlClient` provided.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<SessionLog.SessionLog, SessionLogError, SqlClient.SqlClient> =>
+  Layer.effect(
+    SessionLog.SessionLog,
+    Effect.gen(function*() {
+      const decoded = decodeOptions(options)
+      if (Result.isFailure(decoded)) {
+        return yield* SessionLogError.fromReason({
+          method: "layer",
+          reason: new InvalidOptions({ detail: decoded.failure.message })
+        })
+      }
+      const table = decoded.success.table ?? defaultTable
+      const pageSize = decoded.success.pageSize ?? 1000
+      const channel = `${table}_commits`
+      const sql = yield* SqlClient.SqlClient
+      const events = sql(table)
+
+      // Two instances starting together must not race on CREATE TABLE.
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${table}:create`}, 0))`
+        yield* sql`CREATE TABLE IF NOT EXISTS ${events} (
+          session text NOT NULL,
+          seq bigint NOT NULL,
+          type text NOT NULL,
+          time bigint NOT NULL,
+          data jsonb NOT NULL,
+          PRIMARY KEY (session, seq)
+        )`
+      })).pipe(Effect.mapError(SessionLog.toError("layer")))
+
+      const read = (session: SessionId.SessionId, fromSeq: number) =>
+        Stream.paginate(fromSeq, (from) =>
+          Effect.map(
+            sql<Row>`SELECT seq, type, time, data FROM ${events}
+              WHERE session = ${session} AND seq >= ${from} ORDER BY seq LIMIT ${pageSize}`,
+            (rows) => {
+              const entries = rows.map((row) => SessionLog.makeEntry(row.type, Number(row.seq), Number(row.time), row.data))
+              return [entries, rows.length === pageSize ? Option.some(from + rows.length) : Option.none()] as const
+            }
+          ))
+
+      const append = (session: SessionId.SessionId, batch: ReadonlyArray<SessionLog.Prepared>) => {
+        const nul = batch.find((prepared) => holdsNul(prepared.json, prepared.data))
+        if (nul !== undefined) {
+          return Effect.fail(new InvalidPayload({ detail: "PostgreSQL jsonb can't hold the NUL character (\\u0000)" }))
+        }
+        return sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${table}:${session}`}, 0))`
+          const [next] = yield* sql<{ readonly seq: bigint | number }>`
+            SELECT COALESCE(MAX(seq) + 1, 0) AS seq FROM ${events} WHERE session = ${session}`
+          const first = Number(next?.seq ?? 0)
+          for (const [i, prepared] of batch.entries()) {
+            yield* sql`INSERT INTO ${events} (session, seq, type, time, data)
+              VALUES (${session}, ${first + i}, ${prepared.type}, ${prepared.time}, ${prepared.json}::jsonb)`
+          }
+          // Delivered on commit, to every listening instance.
+          yield* sql`SELECT pg_notify(${channel}, ${`${first + batch.length - 1} ${session}`})`
+          return first
+        })).pipe(Effect.retry({ while: isRolledBack, schedule: Schedule.exponential("5 millis"), times: 8 }))
+      }
+
+      // Commits other instances make: LISTEN, and hand each NOTIFY to the core, which reads what it announces.
+      const pg = yield* Effect.serviceOption(PgClient.PgClient)
+      let announcements: SessionLog.Backend["announcements"]
+      if (Option.isSome(pg)) {
+        const parse = ({ payload }: { readonly payload: string }) => {
+          const space = payload.indexOf(" ")
+          return { session: payload.slice(space + 1), seq: Number(payload.slice(0, space)) }
+        }
+        // Listening before the layer is ready: no subscriber can miss a commit made after that.
+        const first = yield* pg.value.listen(channel).pipe(Effect.mapError(SessionLog.toError("layer")))
+        const relisten: Stream.Stream<{ readonly payload: string }, SqlError.SqlError> = Stream.unwrap(
+          Effect.map(pg.value.listen(channel), (queue) => Stream.fromQueue(queue))
+        )
+        announcements = Stream.fromQueue(first).pipe(
+          // A dropped LISTEN connection is re-established rather than silently ending live updates.
+          Stream.catch((error) =>
+            Stream.fromEffect(Effect.logWarning(`todo-write: LISTEN ${channel} failed (${error.message}); listening again`))
+              .pipe(Stream.drain, Stream.concat(relisten.pipe(Stream.retry(Schedule.spaced("1 second")))))
+          ),
+          Stream.map(parse)
+        )
+      }
+
+      return yield* SessionLog.make({
+        append,
+        read,
+        sessions: Effect.map(
+          sql<{ readonly session: string }>`SELECT DISTINCT session FROM ${events} ORDER BY session`,
+          (rows) => rows.map((row) => row.session)
+        ),
+        announcements
+      })
+    })
+  )

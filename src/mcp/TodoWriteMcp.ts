@@ -1,0 +1,74 @@
+/**
+ * `todo_write` as an MCP tool, registered on Effect's `McpServer`. It advertises the closed input
+ * schema, and answers every rejection, schema violations included, as a tool result with
+ * `isError: true` carrying the same coded message as the library's validation (MCP 2025-11-25,
+ * SEP-1303: input validation errors are tool execution errors, so the model sees them and can
+ * correct itself; a JSON-RPC -32602, which `McpServer.toolkit` would send, most clients never show).
+ *
+ * @since 0.2.0
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { McpSchema, McpServer, Tool } from "effect/ai"
+import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
+import { AgentSession } from "../todo/AgentSession.ts"
+import * as Todo from "../todo/Todo.ts"
+import { TodoPolicy } from "../todo/TodoPolicy.ts"
+import * as TodoWrite from "../todo/TodoWrite.ts"
+
+const decodeToolJson = Schema.decodeUnknownEffect(McpSchema.ToolJson)
+
+/**
+ * The MCP tool definition for a policy.
+ *
+ * @since 0.2.0
+ * @category definitions
+ */
+export const definition = Effect.fnUntraced(function*(policy: { readonly allowParallelInProgress: boolean }) {
+  return new McpSchema.Tool({
+    name: TodoWrite.name,
+    title: TodoWrite.title,
+    description: TodoWrite.description(policy),
+    inputSchema: yield* Effect.orDie(decodeToolJson(TodoWrite.parametersJsonSchema)),
+    outputSchema: Schema.toJsonSchemaDocument(TodoWrite.Success, { onExcessProperty: "error" }).schema,
+    annotations: {
+      title: TodoWrite.title,
+      readOnlyHint: TodoWrite.hints.readOnly,
+      destructiveHint: TodoWrite.hints.destructive,
+      idempotentHint: TodoWrite.hints.idempotent,
+      openWorldHint: TodoWrite.hints.openWorld
+    }
+  })
+})
+
+const text = (value: string) => ({ type: "text", text: value }) as const
+
+/**
+ * Registers `todo_write` on the `McpServer`. Every call is written to the session of the
+ * `AgentSession` in context (one server, one session), through the `CheckedSessionLog` provided.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer: Layer.Layer<never, never, McpServer.McpServer | TodoPolicy | CheckedSessionLog | AgentSession> = Layer
+  .effectDiscard(Effect.gen(function*() {
+    const server = yield* McpServer.McpServer
+    const policy = yield* TodoPolicy
+    const session = yield* AgentSession
+    const run = TodoWrite.executeWith(policy, yield* CheckedSessionLog)
+    yield* server.addTool({
+      tool: yield* definition(policy),
+      annotations: Context.make(Tool.Title, TodoWrite.title),
+      handle: (payload: unknown) =>
+        run(payload).pipe(
+          Effect.provideService(AgentSession, session),
+          Effect.match({
+            onSuccess: (result) =>
+              new McpSchema.CallToolResult({
+                content: [text(Todo.summary(result.counts))],
+                structuredContent: result
+              }),
+            onFailure: (error) => new McpSchema.CallToolResult({ isError: true, content: [text(error.message)] })
+          })
+        )
+    })
+  }))

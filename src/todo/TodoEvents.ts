@@ -1,0 +1,83 @@
+/**
+ * The events of the todo domain, and the invariant it registers with the log. The log itself knows
+ * no event types: `todo/write` carries a list the model wrote; `turn/start` and `turn/end` bracket
+ * one turn of the calling agent (`AgentSession.turn`).
+ *
+ * @since 0.2.0
+ */
+import { type Layer, Schema } from "effect"
+import type { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
+import * as SessionEvent from "../log/SessionEvent.ts"
+import * as SessionInvariant from "../log/SessionInvariant.ts"
+import type { SessionLog } from "../log/SessionLog.ts"
+import * as Todo from "./Todo.ts"
+
+/**
+ * `todo/write`: the complete list, as validated and stored.
+ *
+ * @since 0.2.0
+ * @category events
+ */
+export const write: SessionEvent.Definition<Todo.Write> = SessionEvent.define("todo/write", Todo.StoredWrite, Todo.isWrite)
+
+/**
+ * `turn/start`: a turn of the agent begins; its plan starts empty.
+ *
+ * @since 0.2.0
+ * @category events
+ */
+export const turnStart = SessionEvent.define("turn/start", Schema.Struct({}))
+
+/**
+ * How a turn ended.
+ *
+ * @since 0.2.0
+ * @category events
+ */
+export const TurnEndReason = Schema.Literals(["completed", "interrupted", "error"])
+
+/**
+ * @since 0.2.0
+ * @category events
+ */
+export type TurnEndReason = typeof TurnEndReason.Type
+
+/**
+ * `turn/end`: the turn is over, and how it ended.
+ *
+ * @since 0.2.0
+ * @category events
+ */
+export const turnEnd = SessionEvent.define("turn/end", Schema.Struct({ reason: TurnEndReason }))
+
+const writeShape = SessionInvariant.fromDefinition("todo/write shape", write)
+
+/**
+ * The durable shape of `todo/write`: `todos` is an array of closed objects with non-empty,
+ * already-trimmed, exactly unique content and a known status. Not the in_progress count, which is
+ * the deployment's policy: a log written while parallel work was allowed still loads.
+ *
+ * @since 0.2.0
+ * @category invariants
+ */
+export const writeInvariant: SessionInvariant.Invariant = {
+  ...writeShape,
+  check: (data) => Todo.isExactStoredWrite(data) ? undefined : writeShape.check(data)
+}
+
+/**
+ * Every invariant the todo domain registers.
+ *
+ * @since 0.2.0
+ * @category invariants
+ */
+export const invariants: ReadonlyArray<SessionInvariant.Invariant> = [writeInvariant]
+
+/**
+ * The checked log the todo domain needs, over any `SessionLog` backend: `SessionInvariant.layer`
+ * with the todo invariants (add your own with `SessionInvariant.layer([...invariants, ...yours])`).
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerChecked: Layer.Layer<CheckedSessionLog, never, SessionLog> = SessionInvariant.layer(invariants)

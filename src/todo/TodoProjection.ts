@@ -1,0 +1,31 @@
+/**
+ * The current todo list of a session, as a projection of its log.
+ *
+ * @since 0.2.0
+ */
+import { Schema } from "effect"
+import * as SessionEvent from "../log/SessionEvent.ts"
+import * as Projection from "../projection/Projection.ts"
+import * as Todo from "./Todo.ts"
+import * as TodoEvents from "./TodoEvents.ts"
+
+/**
+ * The current todo list. `todo/write` replaces it (last write wins); `turn/start` clears it to
+ * `null` (a plan belongs to a turn); everything else, `turn/end` included, leaves it as it is, so a
+ * finished checklist stays visible. `null` (no plan this turn) and `[]` (an empty list was written)
+ * are different states. Folded over a `CheckedSessionLog`, whose invariant guarantees every
+ * `todo/write` payload has the stored shape.
+ *
+ * @since 0.2.0
+ * @category projections
+ */
+export const todos: Projection.Projection<Todo.List | null> = Projection.make({
+  key: "todos",
+  version: 1,
+  initial: null,
+  schema: Schema.NullOr(Todo.StoredList),
+  step: (state, entry) => {
+    if (entry.type === TodoEvents.turnStart.type) return null
+    return SessionEvent.payload(TodoEvents.write, entry)?.todos ?? state
+  }
+})

@@ -1,0 +1,171 @@
+/**
+ * The model-facing `todo_write` tool. The model sends the ENTIRE list every call; it replaces the
+ * previous one. The tool keeps no state: it validates under the deployment's policy, appends one
+ * `todo/write` event to the calling agent's session log, and answers with one line of counts.
+ */
+import { Effect, Schema } from "effect"
+import { Prompt, Tool, Toolkit } from "effect/ai"
+import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
+import type * as SessionLog from "../log/SessionLog.ts"
+import { AgentSession } from "./AgentSession.ts"
+import * as Todo from "./Todo.ts"
+import * as TodoEvents from "./TodoEvents.ts"
+import { type Options as Policy, TodoPolicy } from "./TodoPolicy.ts"
+import * as TodoValidation from "./TodoValidation.ts"
+import { NoOwningSessionError, TodoWriteError } from "./TodoWriteError.ts"
+
+/**
+ * The tool's name, as every model and MCP client sees it.
+ *
+ * @since 0.2.0
+ * @category metadata
+ */
+export const name = "todo_write"
+
+/**
+ * The tool's human-readable title.
+ *
+ * @since 0.2.0
+ * @category metadata
+ */
+export const title = "Todo list"
+
+/**
+ * What the tool does to the world, as MCP tool annotations and `effect/ai` tool annotations say it:
+ * it writes (not read-only), replaces only its own list (not destructive), the same list twice is
+ * the same state (idempotent), and it touches nothing outside the session log (closed world).
+ *
+ * @since 0.2.0
+ * @category metadata
+ */
+export const hints = { readOnly: false, destructive: false, idempotent: true, openWorld: false } as const
+
+/**
+ * The one sentence that differs between single-active and parallel deployments.
+ *
+ * @since 0.2.0
+ * @category metadata
+ */
+export const activeClause = (policy: Pick<Policy, "allowParallelInProgress">): string =>
+  policy.allowParallelInProgress
+    ? "Mark every todo you are actively working on in_progress; several only when work truly runs in parallel (e.g. subagents or background commands)."
+    : "Keep at most one todo in_progress, and exactly one while work remains."
+
+/**
+ * What the model reads about the tool. Short on purpose: it is paid for on every request.
+ *
+ * @since 0.2.0
+ * @category metadata
+ */
+export const description = (policy: Pick<Policy, "allowParallelInProgress">): string =>
+  [
+    "Plan and track multi-step work as a todo list the user sees.",
+    "Send the ENTIRE list on every call: it REPLACES the previous list (no partial updates, no ids).",
+    "Before starting work of several steps, write one todo per concrete step.",
+    activeClause(policy),
+    "Mark a todo completed the moment it is done.",
+    "Skip the list for trivial single-step tasks.",
+    "Statuses: pending = not started; in_progress = being worked on now; completed = done."
+  ].join("\n")
+
+/**
+ * The JSON Schema of the arguments, closed at every level (`additionalProperties: false`).
+ *
+ * @since 0.2.0
+ * @category metadata
+ */
+export const parametersJsonSchema = Schema.toJsonSchemaDocument(Todo.Write, { onExcessProperty: "error" }).schema
+
+/**
+ * What a successful call answers: the list as stored and its counts.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Success = Schema.Struct({
+  /** The list as stored: content trimmed. */
+  todos: Todo.List,
+  counts: Todo.Counts
+})
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type Success = typeof Success.Type
+
+/**
+ * Validates the arguments, then appends them to the calling agent's session log. For callers that
+ * aren't a model (tests, other tools, UIs); the tool's handler is exactly this.
+ *
+ * @since 0.2.0
+ * @category execution
+ */
+export const execute = (input: unknown): Effect.Effect<Success, TodoWriteError, TodoPolicy | CheckedSessionLog> =>
+  Effect.flatMap(Effect.all([TodoPolicy, CheckedSessionLog]), ([policy, log]) =>
+    executeWith(policy, log)(input))
+
+const run = Effect.fn("TodoWrite.execute")(
+  function*(policy: Policy, log: SessionLog.Service, input: unknown): Effect.fn.Return<Success, TodoWriteError> {
+    const todos = yield* Effect.fromResult(TodoValidation.validate(policy, input))
+    const owner = yield* Effect.serviceOption(AgentSession)
+    if (owner._tag === "None") return yield* NoOwningSessionError.instance
+    yield* log.append(owner.value.sessionId, TodoEvents.write.type, Todo.markValidated({ todos }))
+    return { todos, counts: Todo.count(todos) }
+  }
+)
+
+/**
+ * `execute` with its services already in hand, as the tool's handler runs it.
+ *
+ * @since 0.2.0
+ * @category execution
+ */
+export const executeWith = (policy: Policy, log: SessionLog.Service) => (input: unknown) => run(policy, log, input)
+
+/**
+ * The tool for a deployment's policy. Its parameters are the closed JSON Schema above, and the
+ * handler validates the raw arguments itself, so an excess key is rejected (never stripped) whoever
+ * calls the toolkit, and shape and value problems come back together, coded, as the tool result.
+ *
+ * @since 0.2.0
+ * @category tool
+ */
+export const tool = (policy: Pick<Policy, "allowParallelInProgress">) =>
+  Tool.dynamic(name, {
+    description: description(policy),
+    parameters: parametersJsonSchema,
+    success: Success,
+    failure: TodoWriteError,
+    failureMode: "return",
+    toModelOutput: (result: Success) => [Prompt.makePart("text", { text: Todo.summary(result.counts) })]
+  }).annotate(Tool.Strict, true).annotate(Tool.Title, title).annotate(Tool.Readonly, hints.readOnly)
+    .annotate(Tool.Destructive, hints.destructive).annotate(Tool.Idempotent, hints.idempotent)
+    .annotate(Tool.OpenWorld, hints.openWorld)
+
+/**
+ * A toolkit holding just `todo_write`, to merge with an agent's own tools.
+ *
+ * @since 0.2.0
+ * @category tool
+ */
+export const toolkit = (policy: Pick<Policy, "allowParallelInProgress">) => Toolkit.make(tool(policy))
+
+/**
+ * The toolkit for the policy in context.
+ *
+ * @since 0.2.0
+ * @category tool
+ */
+export const toolkitFromPolicy = Effect.map(TodoPolicy, toolkit)
+
+/**
+ * The handler for `todo_write`, for a toolkit of any policy. It needs the policy and the session log
+ * when built; the `AgentSession` is read at call time from the caller's context.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer = toolkit({ allowParallelInProgress: false }).toLayer(Effect.gen(function*() {
+  const run = executeWith(yield* TodoPolicy, yield* CheckedSessionLog)
+  return { [name]: (params: unknown) => run(params) }
+}))

@@ -1,4 +1,0 @@
-import * as SessionLog from "../src/SessionLog.ts"
-import { conformance } from "./SessionLogConformance.ts"
-
-conformance("memory", () => SessionLog.layerMemory)

@@ -1,0 +1,78 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Stream } from "effect"
+import { McpProtocol, McpTest } from "effect/ai"
+import * as AgentSession from "../../src/todo/AgentSession.ts"
+import * as SessionId from "../../src/log/SessionId.ts"
+import * as SessionLog from "../../src/log/SessionLog.ts"
+import * as TodoPolicy from "../../src/todo/TodoPolicy.ts"
+import * as TodoWriteMcp from "../../src/mcp/TodoWriteMcp.ts"
+import * as TodoEvents from "../../src/todo/TodoEvents.ts"
+
+const session = SessionId.decodeSync("mcp-session")
+
+const client = (allowParallelInProgress: boolean) =>
+  McpTest.makeClient(
+    TodoWriteMcp.layer.pipe(
+      Layer.provide(Layer.mergeAll(
+        TodoPolicy.layer({ allowParallelInProgress }),
+        AgentSession.layer(session)
+      ))
+    ),
+    { protocols: [McpProtocol.v2025_11_25] }
+  )
+
+const Log = TodoEvents.layerChecked.pipe(Layer.provideMerge(SessionLog.layerMemory))
+
+const textOf = (result: { readonly content: ReadonlyArray<unknown> }) =>
+  (result.content[0] as { readonly text: string }).text
+
+describe("TodoWriteMcp", () => {
+  it.effect("lists todo_write with a closed schema and the policy's clause", () =>
+    Effect.gen(function*() {
+      const mcp = yield* client(true)
+      const { tools } = yield* mcp.listTools()
+      const tool = tools.find((t) => t.name === "todo_write")!
+      assert.include(tool.description, "several only when work truly runs in parallel")
+      assert.strictEqual(tool.inputSchema.additionalProperties, false)
+      const items = (tool.inputSchema.properties!.todos as any).items
+      assert.strictEqual(items.additionalProperties, false)
+    }).pipe(Effect.provide(Log)))
+
+  it.effect("a good call answers one line of counts and the structured result, and is logged", () =>
+    Effect.gen(function*() {
+      const mcp = yield* client(false)
+      const ok = yield* mcp.callTool({
+        name: "todo_write",
+        arguments: { todos: [{ content: " a ", status: "in_progress" }, { content: "b", status: "pending" }] }
+      })
+      assert.notStrictEqual(ok.isError, true)
+      assert.strictEqual(textOf(ok), "Updated todo list: 1 pending, 1 in progress, 0 completed.")
+      assert.deepStrictEqual(ok.structuredContent, {
+        todos: [{ content: "a", status: "in_progress" }, { content: "b", status: "pending" }],
+        counts: { pending: 1, in_progress: 1, completed: 0 }
+      })
+      const log = yield* SessionLog.SessionLog
+      assert.strictEqual((yield* Stream.runCollect(log.read(session))).length, 1)
+    }).pipe(Effect.provide(Log)))
+
+  it.effect("every rejection, schema violations included, is an isError result with the coded message", () =>
+    Effect.gen(function*() {
+      const mcp = yield* client(false)
+      const cases: ReadonlyArray<readonly [unknown, string]> = [
+        [{ todos: [{ content: "a", status: "in_progress" }, { content: "b", status: "in_progress" }] }, "too_many_in_progress"],
+        [{ todos: [{ content: "a", status: "pending", id: 3 }] }, "excess_property"],
+        [{ todos: [{ content: "a", status: "pending" }], extra: true }, "excess_property"],
+        [{ todos: [{ content: "a", status: "done" }] }, "invalid_status"],
+        [{ todos: "a" }, "invalid_type"],
+        [{}, "missing_key"]
+      ]
+      for (const [args, code] of cases) {
+        const result = yield* mcp.callTool({ name: "todo_write", arguments: args as Record<string, unknown> })
+        assert.strictEqual(result.isError, true, JSON.stringify(args))
+        assert.include(textOf(result), `(${code})`)
+        assert.include(textOf(result), "send the ENTIRE list again")
+      }
+      const log = yield* SessionLog.SessionLog
+      assert.deepStrictEqual(yield* log.sessions, [])
+    }).pipe(Effect.provide(Log)))
+})

@@ -1,0 +1,224 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, Schema, Stream } from "effect"
+import { KeyValueStore } from "effect/persistence"
+import * as AgentSession from "../../src/todo/AgentSession.ts"
+import * as Projection from "../../src/projection/Projection.ts"
+import * as ProjectionStore from "../../src/projection/ProjectionStore.ts"
+import * as SessionId from "../../src/log/SessionId.ts"
+import * as SessionLog from "../../src/log/SessionLog.ts"
+import * as Todo from "../../src/todo/Todo.ts"
+import * as TodoPolicy from "../../src/todo/TodoPolicy.ts"
+import * as TodoWrite from "../../src/todo/TodoWrite.ts"
+import * as TodoProjection from "../../src/todo/TodoProjection.ts"
+import * as TodoEvents from "../../src/todo/TodoEvents.ts"
+import { CheckedSessionLog } from "../../src/log/CheckedSessionLog.ts"
+
+const session = SessionId.decodeSync("projected")
+
+const Env = ProjectionStore.layer.pipe(
+  Layer.provideMerge(TodoEvents.layerChecked.pipe(Layer.provideMerge(SessionLog.layerMemory)))
+)
+
+const services = Effect.all([CheckedSessionLog, ProjectionStore.ProjectionStore])
+
+const list = (...contents: Array<string>) => contents.map((content) => ({ content, status: "pending" as const }))
+
+describe("ProjectionStore: todos", () => {
+  it.effect("is null before any write, then the last write wins", () =>
+    Effect.gen(function*() {
+      const [log, store] = yield* services
+      assert.isNull(yield* store.get(TodoProjection.todos, session))
+      yield* log.append(session, TodoEvents.write.type, { todos: list("a") })
+      yield* log.append(session, TodoEvents.write.type, { todos: list("b", "c") })
+      assert.deepStrictEqual(yield* store.get(TodoProjection.todos, session), list("b", "c"))
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("turn/end keeps the list, turn/start clears it, unrelated events change nothing", () =>
+    Effect.gen(function*() {
+      const [log, store] = yield* services
+      yield* log.append(session, TodoEvents.turnStart.type, {})
+      yield* log.append(session, TodoEvents.write.type, { todos: list("a") })
+      yield* log.append(session, "tool/bash", { command: "ls" })
+      assert.deepStrictEqual(yield* store.get(TodoProjection.todos, session), list("a"))
+      yield* log.append(session, TodoEvents.turnEnd.type, { reason: "completed" })
+      assert.deepStrictEqual(yield* store.get(TodoProjection.todos, session), list("a"))
+      yield* log.append(session, TodoEvents.turnStart.type, {})
+      assert.isNull(yield* store.get(TodoProjection.todos, session))
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("keeps null (no plan) and [] (an empty list was written) apart", () =>
+    Effect.gen(function*() {
+      const [log, store] = yield* services
+      yield* log.append(session, TodoEvents.write.type, { todos: [] })
+      assert.deepStrictEqual(yield* store.get(TodoProjection.todos, session), [])
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("applies only new entries: a read after a write never refolds the log", () =>
+    Effect.gen(function*() {
+      const raw = yield* CheckedSessionLog
+      let readFrom: Array<number | undefined> = []
+      const counting = CheckedSessionLog.of({
+        ...raw,
+        read: (s, options) => {
+          readFrom.push(options?.fromSeq)
+          return raw.read(s, options)
+        }
+      })
+      const store = yield* ProjectionStore.ProjectionStore.pipe(
+        Effect.provide(ProjectionStore.layer.pipe(Layer.provide(Layer.succeed(CheckedSessionLog, counting))))
+      )
+      for (let i = 0; i < 5; i++) yield* raw.append(session, TodoEvents.write.type, { todos: list(`v${i}`) })
+      yield* store.get(TodoProjection.todos, session)
+      yield* raw.append(session, TodoEvents.write.type, { todos: list("last") })
+      assert.deepStrictEqual(yield* store.get(TodoProjection.todos, session), list("last"))
+      yield* store.get(TodoProjection.todos, session)
+      assert.deepStrictEqual(readFrom, [0, 5, 6])
+      readFrom = []
+    }).pipe(Effect.provide(TodoEvents.layerChecked.pipe(Layer.provide(SessionLog.layerMemory)))))
+
+  it.effect("streams the current list, then each change", () =>
+    Effect.gen(function*() {
+      const [log, store] = yield* services
+      yield* log.append(session, TodoEvents.write.type, { todos: list("a") })
+      const fiber = yield* store.changes(TodoProjection.todos, session).pipe(Stream.take(4), Stream.runCollect, Effect.forkChild)
+      yield* Effect.yieldNow
+      yield* log.append(session, TodoEvents.write.type, { todos: list("b") })
+      yield* log.append(SessionId.decodeSync("elsewhere"), TodoEvents.write.type, { todos: list("x") })
+      yield* log.append(session, TodoEvents.turnStart.type, {})
+      yield* log.append(session, TodoEvents.write.type, { todos: list("c") })
+      assert.deepStrictEqual(yield* Fiber.join(fiber), [list("a"), list("b"), null, list("c")])
+    }).pipe(Effect.provide(Env)))
+
+  // A session as a sequence of accepted writes and turn events, in any order.
+  const Step = Schema.Union([
+    Schema.Struct({
+      write: Schema.Array(Schema.Struct({ content: Schema.Literals(["a", "b", "c", "d"]), status: Todo.Status })).check(
+        Schema.isMaxLength(4)
+      )
+    }),
+    Schema.Literals(["turn/start", "turn/end", "other"])
+  ])
+  const dedupe = (items: ReadonlyArray<Todo.Item>) => items.filter((item, i) => items.findIndex((o) => o.content === item.content) === i)
+
+  it.effect.prop(
+    "equals the last write since the last turn/start, after any sequence of calls and turn events",
+    { steps: Schema.Array(Step).check(Schema.isMaxLength(12)) },
+    ({ steps }) =>
+      Effect.gen(function*() {
+        const [log, store] = yield* services
+        let expected: Todo.List | null = null
+        for (const step of steps) {
+          if (typeof step === "string") {
+            yield* log.append(session, step, {})
+            if (step === "turn/start") expected = null
+          } else {
+            const result = yield* TodoWrite.execute({ todos: dedupe(step.write) })
+            expected = result.todos
+          }
+        }
+        assert.deepStrictEqual(yield* store.get(TodoProjection.todos, session), expected)
+      }).pipe(
+        AgentSession.provide(session),
+        Effect.provide(Layer.merge(Env, TodoPolicy.layer({ allowParallelInProgress: true })))
+      ),
+    { arbitrary: { runs: 50 } }
+  )
+
+  describe("checkpoints", () => {
+    // One log and one checkpoint store shared by successive "reopenings" (fresh projection stores).
+    const withShared = <A, E>(
+      body: (
+        log: SessionLog.Service,
+        kv: KeyValueStore.KeyValueStore,
+        reopen: (projection?: Projection.Projection<Todo.List | null>) => Effect.Effect<{
+          readonly todos: Todo.List | null
+          readonly readFrom: ReadonlyArray<number>
+        }, unknown>
+      ) => Effect.Effect<A, E>
+    ) =>
+      Effect.gen(function*() {
+        const log = yield* CheckedSessionLog
+        const kv = yield* KeyValueStore.KeyValueStore
+        const reopen = (projection: Projection.Projection<Todo.List | null> = TodoProjection.todos) =>
+          Effect.gen(function*() {
+            const readFrom: Array<number> = []
+            const counting = CheckedSessionLog.of({
+              ...log,
+              read: (s, options) => {
+                readFrom.push(options?.fromSeq ?? 0)
+                return log.read(s, options)
+              }
+            })
+            const store = yield* ProjectionStore.ProjectionStore.pipe(
+              Effect.provide(ProjectionStore.layerCheckpointed({ every: 10 }).pipe(
+                Layer.provide(Layer.succeed(CheckedSessionLog, counting)),
+                Layer.provide(Layer.succeed(KeyValueStore.KeyValueStore, kv))
+              ))
+            )
+            return { todos: yield* store.get(projection, session), readFrom }
+          })
+        return yield* body(log, kv, reopen)
+      }).pipe(Effect.provide(Layer.merge(TodoEvents.layerChecked.pipe(Layer.provideMerge(SessionLog.layerMemory)), KeyValueStore.layerMemory)))
+
+    const writes = (log: SessionLog.Service, from: number, to: number) =>
+      Effect.forEach(Array.from({ length: to - from }, (_, i) => from + i), (i) =>
+        log.append(session, TodoEvents.write.type, { todos: list(`v${i}`) }), { discard: true })
+
+    it.effect("reopening folds only the tail after the saved checkpoint", () =>
+      withShared((log, _kv, reopen) =>
+        Effect.gen(function*() {
+          yield* writes(log, 0, 25)
+          const first = yield* reopen()
+          assert.deepStrictEqual(first.todos, list("v24"))
+          assert.deepStrictEqual(first.readFrom, [0])
+          yield* writes(log, 25, 27)
+          const second = yield* reopen()
+          assert.deepStrictEqual(second.todos, list("v26"))
+          // one read, from the checkpoint's own entry (to check it) through the tail
+          assert.deepStrictEqual(second.readFrom, [24])
+        })
+      ))
+
+    it.effect("a changed fold version refolds from the start", () =>
+      withShared((log, _kv, reopen) =>
+        Effect.gen(function*() {
+          yield* writes(log, 0, 15)
+          yield* reopen()
+          const changed = { ...TodoProjection.todos, version: TodoProjection.todos.version + 1 }
+          const reopened = yield* reopen(changed)
+          assert.deepStrictEqual(reopened.todos, list("v14"))
+          assert.deepStrictEqual(reopened.readFrom, [0])
+        })
+      ))
+
+    it.effect("a checkpoint ahead of the log, or from another log, is refused", () =>
+      withShared((log, kv, reopen) =>
+        Effect.gen(function*() {
+          yield* writes(log, 0, 5)
+          const key = `todos.${session}`
+          yield* kv.set(key, JSON.stringify({ version: 1, seq: 1000, type: "todo/write", time: 0, state: list("future") }))
+          const ahead = yield* reopen()
+          assert.deepStrictEqual(ahead.todos, list("v4"))
+          assert.strictEqual(ahead.readFrom.at(-1), 0)
+          yield* kv.set(key, JSON.stringify({ version: 1, seq: 3, type: "turn/start", time: 0, state: list("other") }))
+          const other = yield* reopen()
+          assert.deepStrictEqual(other.todos, list("v4"))
+          assert.strictEqual(other.readFrom.at(-1), 0)
+        })
+      ))
+
+    it.effect("a damaged checkpoint is ignored, never trusted", () =>
+      withShared((log, kv, reopen) =>
+        Effect.gen(function*() {
+          yield* writes(log, 0, 5)
+          const key = `todos.${session}`
+          for (const damaged of [`{"version":1,"seq":4`, `{"version":1,"seq":4,"type":"todo/write","time":0,"state":[{"content":" untrimmed","status":"pending"}]}`, `null`]) {
+            yield* kv.set(key, damaged)
+            const reopened = yield* reopen()
+            assert.deepStrictEqual(reopened.todos, list("v4"))
+            assert.deepStrictEqual(reopened.readFrom, [0])
+          }
+        })
+      ))
+  })
+})

@@ -1,0 +1,51 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Result, Schema } from "effect"
+import * as Todo from "../../src/todo/Todo.ts"
+import * as TodoProjection from "../../src/todo/TodoProjection.ts"
+
+describe("Todo", () => {
+  it("derives the payload, the stored shape and the projection state from one item schema", () => {
+    assert.strictEqual(Todo.Write.fields.todos.value, Todo.Item)
+    assert.strictEqual(Todo.StoredItem.fields.status, Todo.Item.fields.status)
+    assert.isTrue(Schema.is(TodoProjection.todos.schema)(null))
+    assert.isTrue(Schema.is(TodoProjection.todos.schema)([{ content: "a", status: "pending" }]))
+    assert.isFalse(Schema.is(TodoProjection.todos.schema)([{ content: " a", status: "pending" }]))
+  })
+
+  it("counts statuses and says them in one line", () => {
+    const counts = Todo.count([
+      { content: "a", status: "pending" },
+      { content: "b", status: "in_progress" },
+      { content: "c", status: "pending" }
+    ])
+    assert.deepStrictEqual(counts, { pending: 2, in_progress: 1, completed: 0 })
+    assert.strictEqual(Todo.summary(counts), "Updated todo list: 2 pending, 1 in progress, 0 completed.")
+  })
+
+  // Inputs near the valid shapes, so the fast paths accept often and reject in every way.
+  const Content = Schema.Union([Schema.String, Schema.Literals(["a", " a", "b", ""])])
+  const NearItem = Schema.Union([
+    Schema.Struct({ content: Content, status: Schema.Union([Todo.Status, Schema.String]) }),
+    Schema.Struct({ content: Content, status: Todo.Status, extra: Schema.Json }),
+    Schema.Struct({ content: Content })
+  ])
+  const Near = Schema.Union([
+    Schema.Struct({ todos: Schema.Array(NearItem).check(Schema.isMaxLength(5)) }),
+    Schema.Struct({ todos: Schema.Array(NearItem), more: Schema.Json }),
+    Schema.Json
+  ])
+  const strictWrite = Schema.decodeUnknownResult(Todo.Write, { onExcessProperty: "error" })
+  const strictStored = Schema.decodeUnknownResult(Todo.StoredWrite, { onExcessProperty: "error" })
+
+  it.prop("the fast paths accept only what the schemas accept, with the same result", { input: Near }, ({ input }) => {
+    const items = Todo.itemsOfExactWrite(input)
+    if (items !== undefined) {
+      const decoded = strictWrite(input)
+      assert.isTrue(Result.isSuccess(decoded))
+      if (Result.isSuccess(decoded)) assert.deepStrictEqual(items, decoded.success.todos)
+    }
+    if (Todo.isExactStoredWrite(input)) assert.isTrue(Result.isSuccess(strictStored(input)))
+    // and the common case really is fast: a schema-valid plain input takes the fast path
+    if (Result.isSuccess(strictStored(input))) assert.isTrue(Todo.isExactStoredWrite(JSON.parse(JSON.stringify(input))))
+  }, { arbitrary: { runs: 300 } })
+})
