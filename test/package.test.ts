@@ -1,10 +1,12 @@
 /**
- * The published package, as a user gets it: `npm pack`, installed into an empty project, imported
- * from its root with types, and its `todo-write` bin run.
+ * The published package, as a user gets it: `npm pack`, installed into an empty project. Every name the
+ * README's code blocks import resolves from the path they use, every README example type-checks against
+ * the packed `.d.ts`, the core and the file backend import without the optional `@effect/sql-pg`,
+ * internals are out of reach, and the `todo-write` bin runs.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
 import { afterAll } from "vitest"
@@ -18,56 +20,103 @@ const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${p
 const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
   execFileSync(command, args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 240_000 })
 
+/** Runs, and answers what it printed whether it succeeded or not. */
+const attempt = (command: string, args: ReadonlyArray<string>, cwd: string) => {
+  try {
+    return { ok: true, output: run(command, args, cwd) }
+  } catch (error) {
+    const failed = error as { readonly stdout?: string; readonly stderr?: string }
+    return { ok: false, output: `${failed.stdout ?? ""}${failed.stderr ?? ""}` }
+  }
+}
+
+/** The README's TypeScript code blocks. */
+const readmeBlocks = (): ReadonlyArray<string> =>
+  [...readFileSync(join(root, "README.md"), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!)
+
+/** The names each block imports from this package, by module path. */
+const importedNames = (blocks: ReadonlyArray<string>) => {
+  const byPath = new Map<string, Set<string>>()
+  for (const block of blocks) {
+    for (const m of block.matchAll(/import\s*\{([^}]*)\}\s*from\s*"(effect-todo-write(?:\/[a-z]+)?)"/g)) {
+      const names = byPath.get(m[2]!) ?? new Set<string>()
+      for (const name of m[1]!.split(",").map((n) => n.trim()).filter((n) => n.length > 0)) names.add(name)
+      byPath.set(m[2]!, names)
+    }
+  }
+  return byPath
+}
+
 describe("the npm package", () => {
-  it("installs into an empty project, imports from its root with types, and runs its bin", () => {
+  it("installs into an empty project; the README's imports and examples work from it", () => {
     run("npm", ["pack", "--pack-destination", work], root)
     const tarball = readdirSync(work).find((name) => name.endsWith(".tgz"))
     assert.isDefined(tarball)
 
     const project = join(work, "consumer")
-    run("mkdir", ["-p", project], work)
+    mkdirSync(project)
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
     run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(work, tarball!)], project)
 
-    writeFileSync(
-      join(project, "main.ts"),
+    // Without the optional peer: the core, the file backend and MCP import; the SQL entry point says what's missing.
+    assert.isFalse(existsSync(join(project, "node_modules/@effect/sql-pg")), "@effect/sql-pg is not installed with the package")
+    const blocks = readmeBlocks()
+    const names = importedNames(blocks)
+    assert.includeMembers([...names.keys()], ["effect-todo-write", "effect-todo-write/file", "effect-todo-write/sql"])
+    const probe = (paths: ReadonlyArray<string>) =>
       [
-        `import { SessionId, TodoWrite } from "effect-todo-write"`,
-        `const description: string = TodoWrite.description({ allowParallelInProgress: false })`,
-        `const id: SessionId.SessionId = SessionId.decodeSync("s1")`,
-        `console.log(TodoWrite.name, id, description.length > 0)`
+        ...paths.map((path, i) => `import * as m${i} from ${JSON.stringify(path)}`),
+        `const missing = []`,
+        ...paths.flatMap((path, i) =>
+          [...(names.get(path) ?? []), ...(path === "effect-todo-write/mcp" ? ["TodoWriteMcp", "ToolDefinition"] : [])].map(
+            (name) => `if (m${i}[${JSON.stringify(name)}] === undefined) missing.push(${JSON.stringify(`${path}: ${name}`)})`
+          )
+        ),
+        `console.log(JSON.stringify(missing))`
       ].join("\n")
-    )
-    const typecheck = (file: string) => {
+    writeFileSync(join(project, "core.mjs"), probe(["effect-todo-write", "effect-todo-write/file", "effect-todo-write/mcp"]))
+    assert.deepStrictEqual(JSON.parse(run(process.execPath, ["core.mjs"], project)), [])
+    writeFileSync(join(project, "sql.mjs"), probe(["effect-todo-write/sql"]))
+    const withoutDriver = attempt(process.execPath, ["sql.mjs"], project)
+    assert.isFalse(withoutDriver.ok)
+    assert.include(withoutDriver.output, "@effect/sql-pg")
+
+    // Internals are not part of the package's surface.
+    writeFileSync(join(project, "internal.mjs"), `await import("effect-todo-write/log/file/Scanner.js")`)
+    assert.include(attempt(process.execPath, ["internal.mjs"], project).output, "ERR_PACKAGE_PATH_NOT_EXPORTED")
+
+    // With the driver, the SQL entry point's names resolve too, and every README example type-checks.
+    run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "@effect/sql-pg@^4.0.5"], project)
+    assert.deepStrictEqual(JSON.parse(run(process.execPath, ["sql.mjs"], project)), [])
+    const files = blocks.map((block, i) => {
+      writeFileSync(join(project, `readme-${i}.ts`), block)
+      return `readme-${i}.ts`
+    })
+    writeFileSync(join(project, "bad.ts"), `import { TodoWrite } from "effect-todo-write"\nexport const n: number = TodoWrite.name\n`)
+    const typecheck = (name: string, checked: ReadonlyArray<string>) => {
       writeFileSync(
-        join(project, `tsconfig.${file}.json`),
+        join(project, `tsconfig.${name}.json`),
         JSON.stringify({
           compilerOptions: {
             module: "NodeNext",
             moduleResolution: "NodeNext",
             target: "ES2022",
+            lib: ["ES2022", "DOM"],
             strict: true,
+            exactOptionalPropertyTypes: true,
             noEmit: true,
             skipLibCheck: true,
             types: []
           },
-          files: [file]
+          files: checked
         })
       )
-      return run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", `tsconfig.${file}.json`], project)
+      return attempt(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", `tsconfig.${name}.json`], project)
     }
-    typecheck("main.ts")
+    const readme = typecheck("readme", files)
+    assert.isTrue(readme.ok, readme.output)
     // a type error is caught, so the types are really there
-    writeFileSync(join(project, "bad.ts"), `import { TodoWrite } from "effect-todo-write"\nexport const n: number = TodoWrite.name\n`)
-    let typeError = ""
-    try {
-      typecheck("bad.ts")
-    } catch (error) {
-      typeError = String((error as { stdout?: string }).stdout)
-    }
-    assert.include(typeError, "TS2322")
-
-    assert.strictEqual(run(process.execPath, ["main.ts"], project).trim(), "todo_write s1 true")
+    assert.include(typecheck("bad", ["bad.ts"]).output, "TS2322")
 
     const bin = join(project, "node_modules/.bin/todo-write")
     assert.include(run(bin, ["--help"], project), "serve")
