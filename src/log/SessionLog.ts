@@ -11,7 +11,7 @@
  *
  * @since 0.2.0
  */
-import { Clock, Context, Deferred, Effect, Exit, Layer, PubSub, type Scope, Stream } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Exit, Layer, PubSub, type Scope, Stream } from "effect"
 import * as Json from "./internal/json.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
 import * as SessionId from "./SessionId.ts"
@@ -162,10 +162,32 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
     }
   }
 
-  /** Stores batches for the session until none is waiting; its caller's own batch comes first. */
-  const lead = Effect.fnUntraced(function*(session: SessionId.SessionId, lane: Lane, first: ReadonlyArray<Waiting>) {
-    let batch = first
-    while (batch.length > 0) {
+  /**
+   * Stores batches for the session until none is waiting; its caller's own batch comes first. If it
+   * stops unexpectedly (a defect), every append it was to answer fails with that cause, and the
+   * session is free for the next caller: no append waits forever.
+   */
+  const lead = (session: SessionId.SessionId, lane: Lane, first: ReadonlyArray<Waiting>) => {
+    const inFlight = { batch: first }
+    return storeAll(session, lane, inFlight).pipe(
+      Effect.onExit((exit) =>
+        Effect.sync(() => {
+          if (Exit.isSuccess(exit)) return
+          lanes.delete(session)
+          const failed = Exit.failCause(Cause.map(exit.cause, toError("append", session)))
+          for (const waiting of [...inFlight.batch, ...lane.waiting]) Deferred.doneUnsafe(waiting.done, failed)
+        })
+      )
+    )
+  }
+
+  const storeAll = Effect.fnUntraced(function*(
+    session: SessionId.SessionId,
+    lane: Lane,
+    inFlight: { batch: ReadonlyArray<Waiting> }
+  ) {
+    while (inFlight.batch.length > 0) {
+      const batch = inFlight.batch
       const exit = yield* Effect.exit(backend.append(session, batch.map((waiting) => waiting.prepared)))
       if (Exit.isSuccess(exit)) {
         const entries = batch.map(({ prepared }, i) => makeEntry(prepared.type, exit.value + i, prepared.time, prepared.data))
@@ -176,7 +198,7 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
         const failed = Exit.failCause(exit.cause).pipe(Exit.mapError(toError("append", session)))
         for (const waiting of batch) Deferred.doneUnsafe(waiting.done, failed)
       }
-      batch = lane.waiting
+      inFlight.batch = lane.waiting
       lane.waiting = []
     }
     lanes.delete(session)

@@ -17,6 +17,12 @@ import type { SessionId } from "../log/SessionId.ts"
 import type { SessionLogError } from "../log/SessionLogError.ts"
 import type { Projection } from "./Projection.ts"
 
+/**
+ * Registered folds' current state per session, and their changes as entries are committed.
+ *
+ * @since 0.2.0
+ * @category services
+ */
 export class ProjectionStore extends Context.Service<ProjectionStore, {
   /** The state after every entry committed so far. */
   readonly get: <S>(projection: Projection<S>, session: SessionId) => Effect.Effect<S, SessionLogError>
@@ -45,6 +51,12 @@ const Checkpoint = Schema.Struct({
 })
 const decodeCheckpoint = Schema.decodeUnknownResult(Schema.fromJsonString(Checkpoint))
 
+/**
+ * How often `layerCheckpointed` saves.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface CheckpointOptions {
   /** Save a checkpoint once this many entries were applied since the last one. Default 1000. */
   readonly every?: number | undefined
@@ -217,10 +229,20 @@ const make = (checkpoints: Checkpoints | undefined) =>
     return ProjectionStore.of({ get, changes })
   })
 
-/** Folds in memory; reopening a session folds its whole log. */
+/**
+ * Folds in memory; reopening a session folds its whole log.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
 export const layer: Layer.Layer<ProjectionStore, never, CheckedSessionLog> = Layer.effect(ProjectionStore, make(undefined))
 
-/** Also saves checkpoints in the `KeyValueStore`, so reopening a long session folds only its tail. */
+/**
+ * Also saves checkpoints in the `KeyValueStore`, so reopening a long session folds only its tail.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
 export const layerCheckpointed = (
   options: CheckpointOptions = {}
 ): Layer.Layer<ProjectionStore, never, CheckedSessionLog | KeyValueStore.KeyValueStore> =>

@@ -1,4 +1,112 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Cause, Deferred, Effect, Exit, Fiber, Stream } from "effect"
+import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
-import { conformance } from "./SessionLogConformance.ts"
+import { Corrupt } from "../../src/log/SessionLogError.ts"
+import { conformance, failureOf } from "./SessionLogConformance.ts"
 
 conformance("memory", () => SessionLog.layerMemory)
+
+const session = SessionId.decodeSync("core")
+
+/** A backend over an array, whose `append` runs `before` first (to hold or break it). */
+const arrayBackend = (before: (batch: ReadonlyArray<SessionLog.Prepared>) => Effect.Effect<void> = () => Effect.void) => {
+  const entries: Array<ReturnType<typeof SessionLog.makeEntry>> = []
+  const batches: Array<number> = []
+  const backend: SessionLog.Backend = {
+    append: (_, batch) =>
+      Effect.map(before(batch), () => {
+        batches.push(batch.length)
+        const first = entries.length
+        for (const [i, p] of batch.entries()) entries.push(SessionLog.makeEntry(p.type, first + i, p.time, p.data))
+        return first
+      }),
+    read: (_, fromSeq) => Stream.suspend(() => Stream.fromArray(entries.slice(fromSeq))),
+    sessions: Effect.sync(() => (entries.length > 0 ? [session, "not a valid id!"] : []))
+  }
+  return { backend, entries, batches }
+}
+
+describe("SessionLog.make, the core every backend is built on", () => {
+  it.effect("groups appends that arrive while a batch is being stored into the next batch", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      let held = false
+      const { backend, batches } = arrayBackend(() =>
+        held ? Effect.void : Effect.andThen(Effect.sync(() => (held = true)), Deferred.await(gate))
+      )
+      const log = yield* SessionLog.make(backend)
+      const first = yield* Effect.forkChild(log.append(session, "x", 0))
+      yield* Effect.yieldNow
+      const rest = yield* Effect.forkChild(
+        Effect.forEach([1, 2, 3, 4], (i) => log.append(session, "x", i), { concurrency: "unbounded" })
+      )
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual((yield* Fiber.join(first)).seq, 0)
+      assert.deepStrictEqual((yield* Fiber.join(rest)).map((e) => e.seq), [1, 2, 3, 4])
+      assert.deepStrictEqual(batches, [1, 4])
+    }))
+
+  it.effect("a backend that dies fails the appends it was to store, and the session takes the next append", () =>
+    Effect.gen(function*() {
+      let broken = true
+      const { backend } = arrayBackend(() => (broken ? Effect.die("disk on fire") : Effect.void))
+      const log = yield* SessionLog.make(backend)
+      const exit = yield* Effect.exit(log.append(session, "x", 1))
+      assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
+      broken = false
+      assert.strictEqual((yield* log.append(session, "x", 2)).seq, 0)
+    }))
+
+  it.effect("a read whose backend skips a seq fails as corrupt, naming the seq", () =>
+    Effect.gen(function*() {
+      const { backend, entries } = arrayBackend()
+      const log = yield* SessionLog.make(backend)
+      yield* log.append(session, "x", 1)
+      yield* log.append(session, "x", 2)
+      entries.splice(0, 1)
+      const error = failureOf(yield* Effect.exit(Stream.runCollect(log.read(session))))
+      assert.instanceOf(error.reason, Corrupt)
+      assert.strictEqual(error.method, "read")
+      assert.strictEqual(error.session, "core")
+    }))
+
+  it.effect("maps a foreign failure to a storage failure that keeps it as the cause; sessions are valid ids", () =>
+    Effect.gen(function*() {
+      const cause = new Error("EIO: i/o error, write")
+      const log = yield* SessionLog.make({ ...arrayBackend().backend, append: () => Effect.fail(cause) })
+      const error = failureOf(yield* Effect.exit(log.append(session, "x", 1)))
+      assert.strictEqual(error.reason._tag, "StorageFailure")
+      assert.strictEqual(error.cause, cause)
+      assert.include(error.message, "EIO")
+
+      const { backend } = arrayBackend()
+      const listed = yield* SessionLog.make(backend)
+      yield* listed.append(session, "x", 1)
+      assert.deepStrictEqual(yield* listed.sessions, [session])
+    }))
+
+  it.effect("publishes what other processes announce, each entry once, after local commits", () =>
+    Effect.gen(function*() {
+      const { backend, entries } = arrayBackend()
+      const announce = yield* Deferred.make<void>()
+      const log = yield* SessionLog.make({
+        ...backend,
+        announcements: Stream.fromEffect(Deferred.await(announce)).pipe(
+          Stream.flatMap(() => Stream.make({ session, seq: 1 }, { session, seq: 1 }, { session, seq: 2 }))
+        )
+      })
+      const committed = yield* log.subscribe
+      const seen = yield* committed.pipe(Stream.take(3), Stream.runCollect, Effect.forkChild)
+      yield* log.append(session, "local", 0)
+      // Another process appends seqs 1 and 2 straight to the store, then announces them.
+      entries.push(SessionLog.makeEntry("remote", 1, 0, 1), SessionLog.makeEntry("remote", 2, 0, 2))
+      yield* Deferred.succeed(announce, undefined)
+      assert.deepStrictEqual((yield* Fiber.join(seen)).map((c) => [c.entry.type, c.entry.seq]), [
+        ["local", 0],
+        ["remote", 1],
+        ["remote", 2]
+      ])
+    }))
+})
