@@ -5,7 +5,7 @@ import * as AgentSession from "../../src/todo/AgentSession.ts"
 import * as ProjectionStore from "../../src/projection/ProjectionStore.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
-import { Locked, SessionLogError } from "../../src/log/SessionLogError.ts"
+import { Corrupt, InvariantViolation, Locked, SessionLogError } from "../../src/log/SessionLogError.ts"
 import * as TodoPolicy from "../../src/todo/TodoPolicy.ts"
 import * as TodoWrite from "../../src/todo/TodoWrite.ts"
 import { NoOwningSessionError, TodoValidationError } from "../../src/todo/TodoWriteError.ts"
@@ -188,6 +188,18 @@ describe("TodoWrite", () => {
       assert.strictEqual(Schema.encodeSync(TodoWrite.FailureText)(NoOwningSessionError.instance), NoOwningSessionError.instance.message)
       const locked = SessionLogError.fromReason({ method: "append", session: "s", reason: new Locked({ detail: path }) })
       assert.notInclude(Schema.encodeSync(TodoWrite.FailureText)(locked), path)
+      const refused = SessionLogError.fromReason({
+        method: "append",
+        session: "s",
+        reason: new InvariantViolation({ rule: "no secrets", detail: "todos[0].content holds a key" })
+      })
+      assert.strictEqual(
+        Schema.encodeSync(TodoWrite.FailureText)(refused),
+        `todo_write could not save the list: the session log's rule "no secrets" refused it (todos[0].content holds a key), so nothing was saved. Fix the list and send the ENTIRE list again.`
+      )
+      const corrupt = SessionLogError.fromReason({ method: "append", reason: new Corrupt({ line: 7, detail: path }) })
+      assert.include(Schema.encodeSync(TodoWrite.FailureText)(corrupt), "retrying will not help")
+      assert.notInclude(Schema.encodeSync(TodoWrite.FailureText)(corrupt), path)
       const success = { todos: [{ content: "a", status: "completed" as const }], counts: { pending: 0, in_progress: 0, completed: 1 } }
       assert.strictEqual(Schema.encodeSync(TodoWrite.SuccessText)(success), "Updated todo list: 0 pending, 0 in progress, 1 completed.")
       assert.isTrue(Exit.isFailure(Schema.decodeUnknownExit(TodoWrite.SuccessText)("Updated todo list: 0 pending, 0 in progress, 1 completed.")))
