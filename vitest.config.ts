@@ -2,6 +2,8 @@ import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
 const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url))
+// Lets the provider packages' betas load on effect 4.1 (see the file); it maps only their paths.
+const providerShim = fileURLToPath(new URL("./test/support/providerShim/register.ts", import.meta.url))
 
 export default defineConfig({
   resolve: {
@@ -18,6 +20,6 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     // Memory tests measure what is retained, after a collection, not garbage yet to be collected.
-    execArgv: ["--expose-gc"]
+    execArgv: ["--expose-gc", "--import", providerShim]
   }
 })

@@ -120,12 +120,14 @@ export const run = (session: SessionId.SessionId, turns: ReadonlyArray<Turn> = s
           const response = yield* LanguageModel.generateText({ prompt, toolkit })
           yield* Console.log(`\nmodel: ${response.text}`)
           for (const result of response.toolResults) {
+            // The encoded result is the text the model reads: the line of counts or the error's text.
+            const text = typeof result.encodedResult === "string"
+              ? result.encodedResult
+              : JSON.stringify(result.encodedResult)
             if (result.isFailure) {
-              const message = (result.result as { readonly message: string }).message
-              yield* Console.log(`  todo_write -> error, returned to the model:\n${indent(message)}`)
+              yield* Console.log(`  todo_write -> error, returned to the model:\n${indent(text)}`)
             } else {
-              const output = (result.modelOutput ?? []).map((part) => part.type === "text" ? part.text : "").join("")
-              yield* Console.log(`  todo_write -> ${output}`)
+              yield* Console.log(`  todo_write -> ${text}`)
               yield* Console.log(indent(Checklist.render(yield* store.get(TodoProjection.todos, session))))
             }
           }

@@ -14,6 +14,7 @@ import { AgentSession } from "../todo/AgentSession.ts"
 import * as Todo from "../todo/Todo.ts"
 import { TodoPolicy } from "../todo/TodoPolicy.ts"
 import * as TodoWrite from "../todo/TodoWrite.ts"
+import * as TodoWriteError from "../todo/TodoWriteError.ts"
 
 const decodeToolJson = Schema.decodeUnknownEffect(McpSchema.ToolJson)
 
@@ -67,7 +68,8 @@ export const layer: Layer.Layer<never, never, McpServer.McpServer | TodoPolicy |
                 content: [text(Todo.summary(result.counts))],
                 structuredContent: result
               }),
-            onFailure: (error) => new McpSchema.CallToolResult({ isError: true, content: [text(error.message)] })
+            onFailure: (error) =>
+              new McpSchema.CallToolResult({ isError: true, content: [text(TodoWriteError.modelText(error))] })
           })
         )
     })

@@ -3,8 +3,8 @@
  * previous one. The tool keeps no state: it validates under the deployment's policy, appends one
  * `todo/write` event to the calling agent's session log, and answers with one line of counts.
  */
-import { Effect, Schema } from "effect"
-import { Prompt, Tool, Toolkit } from "effect/ai"
+import { Cause, Effect, Schema, SchemaGetter } from "effect"
+import { Tool, Toolkit } from "effect/ai"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import type * as SessionLog from "../log/SessionLog.ts"
 import { AgentSession } from "./AgentSession.ts"
@@ -12,7 +12,7 @@ import * as Todo from "./Todo.ts"
 import * as TodoEvents from "./TodoEvents.ts"
 import { type Options as Policy, TodoPolicy } from "./TodoPolicy.ts"
 import * as TodoValidation from "./TodoValidation.ts"
-import { NoOwningSessionError, TodoWriteError } from "./TodoWriteError.ts"
+import { modelText, NoOwningSessionError, TodoWriteError } from "./TodoWriteError.ts"
 
 /**
  * The tool's name, as every model and MCP client sees it.
@@ -77,6 +77,23 @@ export const description = (policy: Pick<Policy, "allowParallelInProgress">): st
 export const parametersJsonSchema = Schema.toJsonSchemaDocument(Todo.Write, { onExcessProperty: "error" }).schema
 
 /**
+ * The tool's parameters as `effect/ai` and the providers see them: every JSON Schema made of it is
+ * `parametersJsonSchema`, and every decoder passes the raw arguments through unchanged. The handler
+ * then validates them itself, so an excess key is rejected (a `Todo.Write` parameter schema would
+ * strip it silently) and shape and value problems come back together as the tool result (a provider
+ * that decodes the arguments with a `Todo.Write` schema fails the whole `generateText` on a bad
+ * status instead). `Schema.Any` and not `Schema.Unknown`: the providers' JSON codec replaces
+ * `Unknown` with a generic JSON value, dropping this check's JSON Schema; `decodeTo(Unknown)` only
+ * types the handler's input as `unknown`.
+ *
+ * @since 0.2.0
+ * @category tool
+ */
+export const Parameters = Schema.Any.check(
+  Schema.makeFilter<unknown>(() => true, { toJsonSchema: () => parametersJsonSchema })
+).pipe(Schema.decodeTo(Schema.Unknown))
+
+/**
  * What a successful call answers: the list as stored and its counts.
  *
  * @since 0.2.0
@@ -92,6 +109,35 @@ export const Success = Schema.Struct({
  * @category models
  */
 export type Success = typeof Success.Type
+
+// The results below are text for the model on their encoded side; nothing decodes them back.
+const textOnly = SchemaGetter.forbidden<never, string>(() => "todo_write results are text for the model and don't decode")
+
+/**
+ * A successful call's result: the typed `Success` on the decoded side (the program's
+ * `toolResults[i].result`), the one-line summary on the encoded side. Providers send the model
+ * `JSON.stringify` of the encoded result, so this is what the model reads.
+ *
+ * @since 0.2.0
+ * @category tool
+ */
+export const SuccessText = Schema.String.pipe(Schema.decodeTo(Schema.toType(Success), {
+  decode: textOnly,
+  encode: SchemaGetter.transform((success: Success) => Todo.summary(success.counts))
+}))
+
+/**
+ * A failed call's result: the typed `TodoWriteError` on the decoded side, what the model should read
+ * on the encoded side (`TodoWriteError.modelText`: the message; for a storage failure a short line
+ * without paths or driver text).
+ *
+ * @since 0.2.0
+ * @category tool
+ */
+export const FailureText = Schema.String.pipe(Schema.decodeTo(Schema.toType(TodoWriteError), {
+  decode: textOnly,
+  encode: SchemaGetter.transform(modelText)
+}))
 
 /**
  * Validates the arguments, then appends them to the calling agent's session log. For callers that
@@ -109,7 +155,10 @@ const run = Effect.fn("TodoWrite.execute")(
     const todos = yield* Effect.fromResult(TodoValidation.validate(policy, input))
     const owner = yield* Effect.serviceOption(AgentSession)
     if (owner._tag === "None") return yield* NoOwningSessionError.instance
-    yield* log.append(owner.value.sessionId, TodoEvents.write.type, Todo.markValidated({ todos }))
+    yield* log.append(owner.value.sessionId, TodoEvents.write.type, Todo.markValidated({ todos })).pipe(
+      // The model reads a short line without the detail (`modelText`); operators get all of it here.
+      Effect.tapError((error) => Effect.logError("todo_write could not save the list", Cause.fail(error)))
+    )
     return { todos, counts: Todo.count(todos) }
   }
 )
@@ -123,21 +172,22 @@ const run = Effect.fn("TodoWrite.execute")(
 export const executeWith = (policy: Policy, log: SessionLog.Service) => (input: unknown) => run(policy, log, input)
 
 /**
- * The tool for a deployment's policy. Its parameters are the closed JSON Schema above, and the
- * handler validates the raw arguments itself, so an excess key is rejected (never stripped) whoever
- * calls the toolkit, and shape and value problems come back together, coded, as the tool result.
+ * The tool for a deployment's policy. It advertises the closed JSON Schema and hands the raw
+ * arguments to the handler (`Parameters`), which validates them itself, so an excess key is rejected
+ * (never stripped) whoever calls the toolkit, and shape and value problems come back together,
+ * coded. Failures are returned to the model as the tool result; success and failure both reach it as
+ * text (`SuccessText`, `FailureText`).
  *
  * @since 0.2.0
  * @category tool
  */
 export const tool = (policy: Pick<Policy, "allowParallelInProgress">) =>
-  Tool.dynamic(name, {
+  Tool.make(name, {
     description: description(policy),
-    parameters: parametersJsonSchema,
-    success: Success,
-    failure: TodoWriteError,
-    failureMode: "return",
-    toModelOutput: (result: Success) => [Prompt.makePart("text", { text: Todo.summary(result.counts) })]
+    parameters: Parameters,
+    success: SuccessText,
+    failure: FailureText,
+    failureMode: "return"
   }).annotate(Tool.Strict, true).annotate(Tool.Title, title).annotate(Tool.Readonly, hints.readOnly)
     .annotate(Tool.Destructive, hints.destructive).annotate(Tool.Idempotent, hints.idempotent)
     .annotate(Tool.OpenWorld, hints.openWorld)

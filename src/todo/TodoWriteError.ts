@@ -62,3 +62,26 @@ export class NoOwningSessionError extends Schema.TaggedError<NoOwningSessionErro
 /** Every way a `todo_write` call can fail; the tool's failure schema. */
 export const TodoWriteError = Schema.Union([TodoValidationError, NoOwningSessionError, SessionLogError])
 export type TodoWriteError = typeof TodoWriteError.Type
+
+/**
+ * What the model reads for a failed call. Validation and missing-session errors are written for the
+ * model already; a session log failure becomes one short line saying what to do next, without its
+ * detail (file paths, driver text), which stays on the typed error for operators and their logs.
+ *
+ * @since 0.2.0
+ * @category model text
+ */
+export const modelText = (error: TodoWriteError): string => {
+  if (error._tag !== "SessionLogError") return error.message
+  const reason = error.reason
+  switch (reason._tag) {
+    case "Locked":
+      return "todo_write could not save the list: another process holds this session, so nothing was saved. Tell the user; retrying helps only once that process has stopped."
+    case "StorageFailure":
+      return "todo_write could not save the list (storage failed), so nothing was saved. Retry once with the ENTIRE list; if it fails again, tell the user."
+    case "InvariantViolation":
+      return `todo_write could not save the list: the session log's rule "${reason.rule}" refused it (${reason.detail}), so nothing was saved. Fix the list and send the ENTIRE list again.`
+    default:
+      return "todo_write could not save the list: the session log is unusable (damaged or misconfigured), so nothing was saved. Tell the user; retrying will not help."
+  }
+}

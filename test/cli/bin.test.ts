@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import * as SessionFile from "../../src/log/file/Format.ts"
+import * as ToolDefinition from "../../src/mcp/ToolDefinition.ts"
 import * as PgTest from "../log/sql/PgTest.ts"
 
 const bin = new URL("../../src/cli/bin.ts", import.meta.url).pathname
@@ -217,6 +218,24 @@ describe("todo-write show / verify / schema / demo", () => {
     assert.notStrictEqual(both.single.mcp.description, both.parallel.mcp.description)
     const one = JSON.parse((await cli(["schema", "--in-progress", "parallel", "--format", "anthropic"])).stdout)
     assert.include(one.description, "parallel")
+  }, 30_000)
+
+  it("schema --format openai-responses is the flat Responses API tool; openai is the Chat Completions one", async () => {
+    const policy = { allowParallelInProgress: false }
+    const responses = await cli(["schema", "--in-progress", "single", "--format", "openai-responses"])
+    assert.strictEqual(responses.code, 0, responses.stderr)
+    // test/todo/Providers.test.ts checks that @effect/ai-openai sends exactly this object
+    assert.deepStrictEqual(JSON.parse(responses.stdout), ToolDefinition.openAiResponses(policy))
+    const chat = JSON.parse((await cli(["schema", "--in-progress", "single", "--format", "openai"])).stdout)
+    assert.deepStrictEqual(chat, {
+      type: "function",
+      function: {
+        name: "todo_write",
+        description: ToolDefinition.openAiResponses(policy).description,
+        parameters: ToolDefinition.openAiResponses(policy).parameters,
+        strict: true
+      }
+    })
   }, 30_000)
 
   it("demo runs the scripted agent to the end and replays its log", async () => {

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Stream } from "effect"
+import { Effect, Layer, PlatformError, Stream } from "effect"
 import { McpProtocol, McpTest } from "effect/ai"
 import * as AgentSession from "../../src/todo/AgentSession.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
@@ -75,4 +75,27 @@ describe("TodoWriteMcp", () => {
       const log = yield* SessionLog.SessionLog
       assert.deepStrictEqual(yield* log.sessions, [])
     }).pipe(Effect.provide(Log)))
+
+  it.effect("a storage failure is an isError result of one short line, without the path", () =>
+    Effect.gen(function*() {
+      const mcp = yield* client(false)
+      const result = yield* mcp.callTool({ name: "todo_write", arguments: { todos: [{ content: "a", status: "pending" }] } })
+      assert.strictEqual(result.isError, true)
+      assert.include(textOf(result), "could not save the list (storage failed)")
+      assert.notInclude(textOf(result), "/srv")
+    }).pipe(Effect.provide(TodoEvents.layerChecked.pipe(Layer.provideMerge(Layer.effect(
+      SessionLog.SessionLog,
+      SessionLog.make({
+        append: () =>
+          Effect.fail(PlatformError.systemError({
+            _tag: "Unknown",
+            module: "FileSystem",
+            method: "writeAll",
+            pathOrDescriptor: "/srv/sessions/mcp-session.jsonl",
+            description: "i/o error"
+          })),
+        read: () => Stream.empty,
+        sessions: Effect.succeed([])
+      })
+    ))))))
 })

@@ -1,12 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Ref, Schema, Stream } from "effect"
+import { Cause, Effect, Exit, Layer, Logger, PlatformError, Ref, Schema, Stream } from "effect"
 import { LanguageModel, Prompt, Tool } from "effect/ai"
 import * as AgentSession from "../../src/todo/AgentSession.ts"
 import * as ProjectionStore from "../../src/projection/ProjectionStore.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
+import { Corrupt, InvariantViolation, Locked, SessionLogError } from "../../src/log/SessionLogError.ts"
 import * as TodoPolicy from "../../src/todo/TodoPolicy.ts"
 import * as TodoWrite from "../../src/todo/TodoWrite.ts"
+import { NoOwningSessionError, TodoValidationError } from "../../src/todo/TodoWriteError.ts"
 import { failureOf, readAll } from "../log/SessionLogConformance.ts"
 import * as TodoProjection from "../../src/todo/TodoProjection.ts"
 import * as TodoEvents from "../../src/todo/TodoEvents.ts"
@@ -121,6 +123,90 @@ describe("TodoWrite", () => {
       }))
   })
 
+  describe("what the model reads", () => {
+    // A session log whose storage fails the way a real one does: with a path and an OS message.
+    const failingLog = (failure: SessionLog.Failure) =>
+      TodoWrite.layer.pipe(
+        Layer.provide(TodoPolicy.layer({ allowParallelInProgress: false })),
+        Layer.provide(TodoEvents.layerChecked),
+        Layer.provide(Layer.effect(
+          SessionLog.SessionLog,
+          SessionLog.make({ append: () => Effect.fail(failure), read: () => Stream.empty, sessions: Effect.succeed([]) })
+        ))
+      )
+    const callOnce = Effect.gen(function*() {
+      const handlers = yield* TodoWrite.toolkit({ allowParallelInProgress: false })
+      const [result] = yield* Stream.runCollect(
+        yield* handlers.handle("todo_write", { todos: [{ content: "a", status: "in_progress" }] })
+      )
+      return result!
+    }).pipe(AgentSession.provide(session))
+    const path = "/srv/agents/sessions/agent-1.jsonl"
+    const logged: Array<{ readonly message: unknown; readonly cause: Cause.Cause<unknown> }> = []
+    const capture = Logger.make(({ cause, message }) => logged.push({ message, cause }))
+
+    it.effect("a storage failure is one short line, without the path; the program keeps the cause", () =>
+      Effect.gen(function*() {
+        const cause = PlatformError.systemError({
+          _tag: "Unknown",
+          module: "FileSystem",
+          method: "writeAll",
+          pathOrDescriptor: path,
+          description: "i/o error"
+        })
+        const result = yield* callOnce.pipe(Effect.provide(failingLog(cause)))
+        assert.isTrue(result.isFailure)
+        assert.strictEqual(
+          result.encodedResult,
+          "todo_write could not save the list (storage failed), so nothing was saved. Retry once with the ENTIRE list; if it fails again, tell the user."
+        )
+        const error = result.result
+        assert.isTrue(error instanceof SessionLogError)
+        if (error instanceof SessionLogError) {
+          assert.include(error.message, path)
+          assert.strictEqual(error.cause, cause)
+        }
+        // ...and the operators' log has all of it
+        assert.deepStrictEqual(logged.map((l) => l.message), [["todo_write could not save the list"]])
+        assert.include(Cause.pretty(logged[0]!.cause), path)
+      }).pipe(Effect.provide(Logger.layer([capture]))))
+
+    it.effect("a session held by another process says so, without the lock's path", () =>
+      Effect.gen(function*() {
+        const result = yield* callOnce.pipe(
+          Effect.provide(failingLog(new Locked({ detail: `${path}.lock is held by pid 4242` })))
+        )
+        assert.isTrue(result.isFailure)
+        assert.include(String(result.encodedResult), "another process holds this session")
+        assert.notInclude(String(result.encodedResult), "/srv")
+        assert.notInclude(String(result.encodedResult), "4242")
+      }))
+
+    it("every failure encodes to text and every success to its line; neither decodes back", () => {
+      const violation = TodoValidationError.fromViolations([{ code: "invalid_status", path: ["todos", 0, "status"], message: "Expected one of the statuses" }])
+      assert.strictEqual(Schema.encodeSync(TodoWrite.FailureText)(violation), violation.message)
+      assert.strictEqual(Schema.encodeSync(TodoWrite.FailureText)(NoOwningSessionError.instance), NoOwningSessionError.instance.message)
+      const locked = SessionLogError.fromReason({ method: "append", session: "s", reason: new Locked({ detail: path }) })
+      assert.notInclude(Schema.encodeSync(TodoWrite.FailureText)(locked), path)
+      const refused = SessionLogError.fromReason({
+        method: "append",
+        session: "s",
+        reason: new InvariantViolation({ rule: "no secrets", detail: "todos[0].content holds a key" })
+      })
+      assert.strictEqual(
+        Schema.encodeSync(TodoWrite.FailureText)(refused),
+        `todo_write could not save the list: the session log's rule "no secrets" refused it (todos[0].content holds a key), so nothing was saved. Fix the list and send the ENTIRE list again.`
+      )
+      const corrupt = SessionLogError.fromReason({ method: "append", reason: new Corrupt({ line: 7, detail: path }) })
+      assert.include(Schema.encodeSync(TodoWrite.FailureText)(corrupt), "retrying will not help")
+      assert.notInclude(Schema.encodeSync(TodoWrite.FailureText)(corrupt), path)
+      const success = { todos: [{ content: "a", status: "completed" as const }], counts: { pending: 0, in_progress: 0, completed: 1 } }
+      assert.strictEqual(Schema.encodeSync(TodoWrite.SuccessText)(success), "Updated todo list: 0 pending, 0 in progress, 1 completed.")
+      assert.isTrue(Exit.isFailure(Schema.decodeUnknownExit(TodoWrite.SuccessText)("Updated todo list: 0 pending, 0 in progress, 1 completed.")))
+      assert.isTrue(Exit.isFailure(Schema.decodeUnknownExit(TodoWrite.FailureText)(violation.message)))
+    })
+  })
+
   const NearArgs = Schema.Struct({
     todos: Schema.Array(Schema.Struct({
       content: Schema.Union([Schema.String, Schema.Literals(["a", " a ", "A"])]),
@@ -202,7 +288,11 @@ describe("TodoWrite", () => {
         }).pipe(AgentSession.turn(session), Effect.provide(scripted(steps, prompts)))
 
         assert.deepStrictEqual(results.map((r) => r.isFailure), [false, true, false])
-        const rejected = results[1]!.result as { _tag: string; violations: ReadonlyArray<{ code: string }> }
+        const rejected = results[1]!.result as {
+          _tag: string
+          message: string
+          violations: ReadonlyArray<{ code: string }>
+        }
         assert.strictEqual(rejected._tag, "TodoValidationError")
         assert.strictEqual(rejected.violations[0]!.code, "too_many_in_progress")
 
@@ -211,6 +301,8 @@ describe("TodoWrite", () => {
         const toolParts = third.content.flatMap((m) => m.role === "tool" ? m.content : [])
         const failed = toolParts.find((p) => p.type === "tool-result" && p.id === "c2")
         assert.isTrue(failed !== undefined && failed.type === "tool-result" && failed.isFailure)
+        // ...as the message text, not the encoded error object
+        assert.strictEqual(failed?.type === "tool-result" ? failed.result : undefined, rejected.message)
 
         const log = yield* SessionLog.SessionLog
         const entries = yield* readAll(log, session)
@@ -223,7 +315,7 @@ describe("TodoWrite", () => {
         ])
       }).pipe(Effect.provide(env(false))))
 
-    it.effect("the model reads one line of counts after a successful write", () =>
+    it.effect("the model reads one line of counts after a successful write; the program gets the typed result", () =>
       Effect.gen(function*() {
         const prompts = yield* Ref.make<Array<Prompt.Prompt>>([])
         const steps = [[call("c1", [{ content: "a", status: "in_progress" }, { content: "b", status: "pending" }]), {
@@ -237,9 +329,11 @@ describe("TodoWrite", () => {
           Effect.provide(scripted(steps, prompts))
         )
         const [result] = response.toolResults
-        assert.deepStrictEqual(result?.modelOutput?.map((p) => p.type === "text" ? p.text : ""), [
-          "Updated todo list: 1 pending, 1 in progress, 0 completed."
-        ])
+        assert.strictEqual(result?.encodedResult, "Updated todo list: 1 pending, 1 in progress, 0 completed.")
+        assert.deepStrictEqual(result?.result, {
+          todos: [{ content: "a", status: "in_progress" }, { content: "b", status: "pending" }],
+          counts: { pending: 1, in_progress: 1, completed: 0 }
+        })
       }).pipe(Effect.provide(env(false))))
 
     it.effect("rejects excess keys through the toolkit instead of stripping them", () =>
