@@ -13,6 +13,7 @@
  */
 import { Cause, Clock, Context, Deferred, Effect, Exit, Layer, PubSub, type Scope, Stream } from "effect"
 import * as Json from "./internal/json.ts"
+import * as Memory from "./internal/memory.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
 import * as SessionId from "./SessionId.ts"
 import { Corrupt, InvalidPayload, type Reason, SessionLogError, StorageFailure } from "./SessionLogError.ts"
@@ -294,26 +295,4 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
  * @since 0.2.0
  * @category layers
  */
-export const layerMemory: Layer.Layer<SessionLog> = Layer.effect(
-  SessionLog,
-  Effect.suspend(() => {
-    const sessions = new Map<SessionId.SessionId, Array<SessionEvent.Entry>>()
-    return make({
-      append: (session, batch) =>
-        Effect.sync(() => {
-          let entries = sessions.get(session)
-          if (entries === undefined) {
-            entries = []
-            sessions.set(session, entries)
-          }
-          const first = entries.length
-          for (const [i, prepared] of batch.entries()) {
-            entries.push(makeEntry(prepared.type, first + i, prepared.time, prepared.data))
-          }
-          return first
-        }),
-      read: (session, fromSeq) => Stream.suspend(() => Stream.fromArray((sessions.get(session) ?? []).slice(fromSeq))),
-      sessions: Effect.sync(() => [...sessions.keys()])
-    })
-  })
-)
+export const layerMemory: Layer.Layer<SessionLog> = Layer.effect(SessionLog, Effect.suspend(() => make(Memory.backend())))
