@@ -104,10 +104,7 @@ export interface Backend {
    * committed). The core reads what each announces and publishes it to subscribers, each entry once.
    */
   readonly announcements?: Stream.Stream<{ readonly session: string; readonly seq: number }, Failure> | undefined
-  /**
-   * The largest event the backend can store and read back, in UTF-8 bytes of its type's and its
-   * payload's JSON text; the core refuses larger ones (`InvalidPayload`) before they join a batch.
-   */
+  /** The largest event it stores and reads back (UTF-8 of type + payload JSON); larger ones are refused unbatched. */
   readonly maxEventBytes?: number | undefined
 }
 
