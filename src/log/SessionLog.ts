@@ -14,9 +14,10 @@
 import { Cause, Clock, Context, Deferred, Effect, Exit, Layer, PubSub, type Scope, Stream } from "effect"
 import * as Json from "./internal/json.ts"
 import * as Memory from "./internal/memory.ts"
+import * as StorageFailure from "./internal/storageFailure.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
 import * as SessionId from "./SessionId.ts"
-import { Corrupt, InvalidPayload, type Reason, SessionLogError, StorageFailure } from "./SessionLogError.ts"
+import { Corrupt, InvalidPayload, type Reason, SessionLogError } from "./SessionLogError.ts"
 
 /**
  * Where a read starts.
@@ -104,6 +105,8 @@ export interface Backend {
    * committed). The core reads what each announces and publishes it to subscribers, each entry once.
    */
   readonly announcements?: Stream.Stream<{ readonly session: string; readonly seq: number }, Failure> | undefined
+  /** The largest event it stores and reads back (UTF-8 of type + payload JSON); larger ones are refused unbatched. */
+  readonly maxEventBytes?: number | undefined
 }
 
 /**
@@ -116,7 +119,8 @@ export const makeEntry = (type: string, seq: number, time: number, data: unknown
   Object.freeze({ type, seq, time, data })
 
 /**
- * Turns a backend failure into the log's error, keeping a foreign error as the cause.
+ * Turns a backend failure into the log's error. A foreign error becomes a `StorageFailure` that says
+ * what happened (the disk is full, the file system is read-only…) and is kept as the cause.
  *
  * @since 0.2.0
  * @category backends
@@ -124,7 +128,7 @@ export const makeEntry = (type: string, seq: number, time: number, data: unknown
 export const toError = (method: string, session?: string) => (failure: Failure): SessionLogError => {
   if (failure instanceof SessionLogError) return failure
   if (failure instanceof Error) {
-    return SessionLogError.fromReason({ method, session, reason: new StorageFailure({ detail: failure.message }), cause: failure })
+    return SessionLogError.fromReason({ method, session, reason: StorageFailure.fromError(failure), cause: failure })
   }
   return SessionLogError.fromReason({ method, session, reason: failure })
 }
@@ -207,16 +211,13 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
 
   const append = (session: SessionId.SessionId, type: string, data: unknown) =>
     Effect.flatMap(Clock.currentTimeMillis, (time) => {
-      const snapshot = Json.snapshot(data)
-      if ("problem" in snapshot) {
+      const encoded = Json.encode(type, data, backend.maxEventBytes)
+      if ("problem" in encoded) {
         return Effect.fail(
-          SessionLogError.fromReason({ method: "append", session, reason: new InvalidPayload({ detail: snapshot.problem }) })
+          SessionLogError.fromReason({ method: "append", session, reason: new InvalidPayload({ detail: encoded.problem }) })
         )
       }
-      const waiting: Waiting = {
-        prepared: { type, time, data: snapshot.copy, json: JSON.stringify(snapshot.copy) },
-        done: Deferred.makeUnsafe()
-      }
+      const waiting: Waiting = { prepared: { type, time, data: encoded.copy, json: encoded.json }, done: Deferred.makeUnsafe() }
       const lane = lanes.get(session)
       if (lane !== undefined) {
         lane.waiting.push(waiting)

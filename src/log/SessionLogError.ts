@@ -5,7 +5,7 @@
  *
  * @since 0.2.0
  */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 
 /**
  * A registered invariant rejected an event: on append (nothing was written) or on load.
@@ -52,12 +52,55 @@ export class Locked extends Schema.TaggedClass<Locked>()("Locked", {
 }) {}
 
 /**
- * The storage itself failed (I/O, connection).
+ * What kind of storage failure it was, for a caller that answers in one short line (a model, an
+ * exit code): the disk is full, the file system is read-only, permission is denied, a disk quota
+ * is exceeded, the device failed (I/O error), or something else (`Unknown`: read `detail`).
+ *
+ * @since 0.2.0
+ * @category reasons
+ */
+export const StorageFailureKind = Schema.Literals(["DiskFull", "ReadOnly", "PermissionDenied", "QuotaExceeded", "IoError", "Unknown"])
+
+/**
+ * @since 0.2.0
+ * @category reasons
+ */
+export type StorageFailureKind = typeof StorageFailureKind.Type
+
+/**
+ * The storage itself failed (I/O, connection). `detail` says what happened in plain words and, for
+ * a system error, its code (`ENOSPC`…); the foreign error is the `SessionLogError`'s `cause`.
  *
  * @since 0.2.0
  * @category reasons
  */
 export class StorageFailure extends Schema.TaggedClass<StorageFailure>()("StorageFailure", {
+  kind: StorageFailureKind.pipe(Schema.withConstructorDefault(Effect.succeed("Unknown"))),
+  detail: Schema.String
+}) {}
+
+/**
+ * A path the log would use is not a regular file it may open: a symbolic link (never followed, so
+ * nothing outside the directory is written), a FIFO, a device, a directory. Nothing was opened.
+ *
+ * @since 0.2.0
+ * @category reasons
+ */
+export class UnsafePath extends Schema.TaggedClass<UnsafePath>()("UnsafePath", {
+  path: Schema.String,
+  detail: Schema.String
+}) {}
+
+/**
+ * Something outside the log changed a file a writer holds: its lock file was removed or replaced
+ * (so another writer may have taken the session), or the session file was deleted, replaced or
+ * appended to. The writer stops: this append and every later one through it fail, unacknowledged.
+ *
+ * @since 0.2.0
+ * @category reasons
+ */
+export class OwnershipLost extends Schema.TaggedClass<OwnershipLost>()("OwnershipLost", {
+  path: Schema.String,
   detail: Schema.String
 }) {}
 
@@ -78,7 +121,16 @@ export class InvalidOptions extends Schema.TaggedClass<InvalidOptions>()("Invali
  * @since 0.2.0
  * @category reasons
  */
-export const Reason = Schema.Union([InvariantViolation, InvalidPayload, Corrupt, Locked, StorageFailure, InvalidOptions])
+export const Reason = Schema.Union([
+  InvariantViolation,
+  InvalidPayload,
+  Corrupt,
+  Locked,
+  StorageFailure,
+  InvalidOptions,
+  UnsafePath,
+  OwnershipLost
+])
 
 /**
  * @since 0.2.0
@@ -107,6 +159,10 @@ const describe = (reason: Reason): string => {
       return `storage failed: ${reason.detail}`
     case "InvalidOptions":
       return `invalid options: ${reason.detail}`
+    case "UnsafePath":
+      return `unsafe path ${reason.path}: ${reason.detail}`
+    case "OwnershipLost":
+      return `this writer no longer owns the session: ${reason.path} ${reason.detail}`
   }
 }
 

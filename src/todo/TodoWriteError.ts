@@ -77,8 +77,19 @@ export const modelText = (error: TodoWriteError): string => {
   switch (reason._tag) {
     case "Locked":
       return "todo_write could not save the list: another process holds this session, so nothing was saved. Tell the user; retrying helps only once that process has stopped."
+    case "OwnershipLost":
+      return "todo_write could not save the list: this session's log was taken over or removed outside this process, so nothing was saved. Tell the user; retrying will not help."
     case "StorageFailure":
-      return "todo_write could not save the list (storage failed), so nothing was saved. Retry once with the ENTIRE list; if it fails again, tell the user."
+      switch (reason.kind) {
+        case "DiskFull":
+        case "QuotaExceeded":
+          return "todo_write could not save the list: the disk is full, so nothing was saved. Tell the user; retrying will not help until space is freed."
+        case "ReadOnly":
+        case "PermissionDenied":
+          return "todo_write could not save the list: the session log can't be written (read-only or no permission), so nothing was saved. Tell the user; retrying will not help."
+        default:
+          return "todo_write could not save the list (storage failed), so nothing was saved. Retry once with the ENTIRE list; if it fails again, tell the user."
+      }
     case "InvariantViolation":
       return `todo_write could not save the list: the session log's rule "${reason.rule}" refused it (${reason.detail}), so nothing was saved. Fix the list and send the ENTIRE list again.`
     default:

@@ -119,6 +119,39 @@ export const conformance = (name: string, backend: () => Layer.Layer<SessionLog.
         })
       ))
 
+    it.effect("text that only looks like an escape is stored as written: a backslash before u0000 is not NUL", () =>
+      run((log) =>
+        Effect.gen(function*() {
+          const s = id("escapes")
+          const data = write("Handle the \\u0000 escape and \\ud800 too")
+          assert.notInclude(data.todos[0]!.content, "\u0000")
+          yield* log.append(s, "todo/write", data)
+          yield* log.append(s, "keys", { "\\u0000": "\\" })
+          assert.deepStrictEqual((yield* readAll(log, s)).map((e) => e.data), [data, { "\\u0000": "\\" }])
+        })
+      ))
+
+    it.effect("refuses a lone surrogate anywhere in the payload or the type, on every backend alike", () =>
+      run((log) =>
+        Effect.gen(function*() {
+          const s = id("surrogates")
+          const frozen = Object.freeze({ text: Object.freeze(["fine", "x\udc00"]) })
+          for (const [type, bad] of [
+            ["todo/write", write("x\ud800y")],
+            ["x", { "key\udfff": 1 }],
+            ["x", frozen],
+            ["x\ud800", {}]
+          ] as const) {
+            const error = failureOf(yield* Effect.exit(log.append(s, type, bad)))
+            assert.strictEqual(error.reason._tag, "InvalidPayload")
+            assert.include(error.message, "lone surrogate")
+          }
+          // a well-formed pair is one character, and fine
+          yield* log.append(s, "todo/write", write("emoji \ud83d\ude00"))
+          assert.deepStrictEqual((yield* readAll(log, s)).map((e) => [e.seq, e.data]), [[0, write("emoji 😀")]])
+        })
+      ))
+
     it.effect("an invariant veto fails the append and leaves the log unchanged", () =>
       run((raw) =>
         Effect.gen(function*() {

@@ -5,7 +5,8 @@
  * fsynced only at checkpoints, after which the journal is emptied. After a crash, replaying a dead
  * journal into the session files restores every acknowledged append.
  *
- * Format: a header line `{"format":"effect-todo-write/journal","version":1,"pid":…,"created":…}`, then
+ * Format: a header line `{"format":"effect-todo-write/journal","version":1,"pid":…,"created":…,"started":…}`
+ * (`started`: when the owner process started, see `Owner`; absent in journals of earlier versions), then
  * per batch a line `{"session":…,"offset":…,"length":…}` followed by the batch's session-file lines
  * exactly as written to the session file (`length` bytes). Every line is checksummed like session
  * files, the batch's own lines included, so the journal needs no second encoding of them.
@@ -13,7 +14,7 @@
 import { Schema } from "effect"
 import * as SessionId from "../SessionId.ts"
 import * as Format from "./Format.ts"
-import * as Lock from "./Lock.ts"
+import * as Owner from "./Owner.ts"
 
 export const format = "effect-todo-write/journal"
 export const version = 1
@@ -24,18 +25,24 @@ export const extension = ".wal"
 export const fileName = (pid: number, instance: string): string => `${prefix}${pid}-${instance}${extension}`
 
 /** The owner's pid, from a journal's file name. */
-export const pidOf = (name: string): number | undefined => Lock.parsePid(name.slice(prefix.length).split("-")[0]!)
+export const pidOf = (name: string): number | undefined => Owner.parsePid(name.slice(prefix.length).split("-")[0]!)
 
 const encoder = new TextEncoder()
 
-export const headerLine = (pid: number, created: number): Uint8Array =>
-  encoder.encode(Format.seal(JSON.stringify({ format, version, pid, created })))
+export const headerLine = (owner: Owner.Owner, created: number): Uint8Array =>
+  encoder.encode(Format.seal(JSON.stringify({ format, version, pid: owner.pid, created, started: owner.started })))
 
 /** The line that introduces a batch of `length` bytes of session lines, going at `offset` in its file. */
 export const recordHeader = (session: string, offset: number, length: number): string =>
   Format.seal(JSON.stringify({ session, offset, length }))
 
-const Header = Schema.Struct({ format: Schema.Literal(format), version: Schema.Int, pid: Schema.Int, created: Schema.Int })
+const Header = Schema.Struct({
+  format: Schema.Literal(format),
+  version: Schema.Int,
+  pid: Schema.Int,
+  created: Schema.Int,
+  started: Schema.optionalKey(Schema.String)
+})
 const RecordHeader = Schema.Struct({ session: SessionId.SessionId, offset: Schema.Int, length: Schema.Int })
 const isHeader = Schema.is(Header)
 const isRecordHeader = Schema.is(RecordHeader)
@@ -60,7 +67,7 @@ const wholeLines = (bytes: Uint8Array): boolean => {
 }
 
 export interface Parsed {
-  readonly pid: number
+  readonly owner: Owner.Owner
   readonly created: number
   readonly records: ReadonlyArray<Record>
   /** Where the records stop: a torn or damaged line, never acknowledged, or what follows it. */
@@ -106,5 +113,7 @@ export const parse = (bytes: Uint8Array): Parsed | undefined => {
       break
     }
   }
-  return header === undefined ? undefined : { pid: header.pid, created: header.created, records, stoppedAt }
+  return header === undefined
+    ? undefined
+    : { owner: { pid: header.pid, started: header.started }, created: header.created, records, stoppedAt }
 }

@@ -9,6 +9,7 @@ import { Cause, Clock, Deferred, Effect, Exit, type FileSystem, type Path, type 
 import { StorageFailure } from "../SessionLogError.ts"
 import * as Format from "./Format.ts"
 import * as Journal from "./Journal.ts"
+import type * as Owner from "./Owner.ts"
 import { syncDirectory } from "./Writer.ts"
 
 /** What a journal commit fails with. */
@@ -48,16 +49,18 @@ export const make = Effect.fnUntraced(function*(
   path: Path.Path,
   directory: string,
   scope: Scope.Scope,
+  self: Owner.Owner,
   options: { readonly checkpointBytes: number }
 ) {
   const generations = new Set<Generation>()
 
   const openGeneration = Effect.gen(function*() {
-    const journalPath = path.join(directory, Journal.fileName(process.pid, crypto.randomUUID()))
-    const header = Journal.headerLine(process.pid, yield* Clock.currentTimeMillis)
+    const journalPath = path.join(directory, Journal.fileName(self.pid, crypto.randomUUID()))
+    const header = Journal.headerLine(self, yield* Clock.currentTimeMillis)
     const generationScope = yield* Scope.fork(scope)
     const file = yield* Effect.gen(function*() {
-      const file = yield* fs.open(journalPath, { flag: "w" }).pipe(Scope.provide(generationScope))
+      // A new name, created exclusively: never an existing file, never through a link.
+      const file = yield* fs.open(journalPath, { flag: "wx" }).pipe(Scope.provide(generationScope))
       yield* file.writeAll(header)
       yield* file.sync
       yield* syncDirectory(fs, directory)

@@ -1,84 +1,131 @@
 /**
- * An exclusive lock on appending to one session file, as a lock file beside it holding the owner's
- * pid and a random token. A lock whose process is gone (killed with SIGKILL, say, which leaves no
- * chance to clean up) is taken over: the stale file is first renamed aside, which only one taker can
- * do, and its content checked, so two takers can't both win.
+ * An exclusive lock on appending to one session file, as a lock file beside it holding the owner
+ * (pid and start time, see `Owner`) and a random token. A lock whose owner is gone (killed with
+ * SIGKILL, say, which leaves no chance to clean up; or a pid since reused by another process) is
+ * taken over: the stale file is first renamed aside, which only one taker can do, and its content
+ * checked, so two takers can't both win.
+ *
+ * The holder keeps its lock file open, so the file's inode can't be reused while it lives, and
+ * checks before each batch that the path still names that inode: a lock deleted or replaced by hand
+ * stops the holder instead of letting a second writer interleave with it.
  */
-import { Clock, Effect, type FileSystem, type PlatformError, type Scope } from "effect"
-import { Locked } from "../SessionLogError.ts"
-
-export const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (cause) {
-    // EPERM: the process exists but belongs to someone else.
-    return (cause as { code?: string }).code === "EPERM"
-  }
-}
+import { Clock, Effect, type FileSystem, Option, type PlatformError, type Scope } from "effect"
+import { Locked, OwnershipLost, type UnsafePath } from "../SessionLogError.ts"
+import * as Owner from "./Owner.ts"
+import * as RegularFile from "./RegularFile.ts"
 
 /** A lock file this young with no pid yet may be mid-creation by its owner. */
 const creationGraceMs = 2_000
 
-/** A pid written as text, or `undefined` if the text isn't one. */
-export const parsePid = (text: string): number | undefined => {
-  const pid = Number(text)
-  return text.length > 0 && Number.isInteger(pid) && pid > 0 ? pid : undefined
+/** Lock files are a line; anything longer is not one. */
+const maxLockBytes = 4096
+
+/** The lock file's content: `<pid> <token> <started>`; earlier versions wrote `<pid> <token>`. */
+const contentOf = (owner: Owner.Owner): string => `${owner.pid} ${crypto.randomUUID()} ${owner.started ?? "-"}\n`
+
+/** The owner a lock file names, or `undefined` if it names none (yet). */
+const ownerOf = (content: string): Owner.Owner | undefined => {
+  const [pid, , started] = content.trim().split(" ")
+  const parsed = Owner.parsePid(pid ?? "")
+  return parsed === undefined ? undefined : { pid: parsed, started: started === undefined || started === "-" ? undefined : started }
 }
 
-const ownerPid = (content: string): number | undefined => parsePid(content.split(" ")[0]!)
+/** A held lock. */
+export interface Held {
+  readonly path: string
+  /** Fails with `OwnershipLost` if the lock file is no longer this holder's (removed or replaced). */
+  readonly check: Effect.Effect<void, OwnershipLost | PlatformError.PlatformError>
+}
+
+const sameFile = (a: FileSystem.File.Info, b: FileSystem.File.Info) =>
+  a.dev === b.dev && Option.getOrUndefined(a.ino) === Option.getOrUndefined(b.ino)
 
 /**
- * Takes the lock at `path` for the scope, or fails with `Locked` naming the live holder. Released
- * (the file removed, if it is still ours) when the scope closes.
+ * Whether a live owner's lock found in the way is in fact stale: for this process's own pid, a lock
+ * in the earlier format (no start time) that predates this process was left by an earlier life of
+ * the pid (a restarted container), not by a SessionLog in this process.
+ */
+const olderThanThisProcess = (fs: FileSystem.FileSystem, path: string) =>
+  Effect.gen(function*() {
+    const info = yield* fs.lstat(path)
+    const startedAt = (yield* Clock.currentTimeMillis) - process.uptime() * 1000
+    return Option.isSome(info.mtime) && info.mtime.value.getTime() < startedAt - 1000
+  })
+
+/**
+ * Takes the lock at `path` for the scope, or fails with `Locked` naming the live holder, or
+ * `UnsafePath` if the path is a link or anything but a regular file. Released (the file removed, if
+ * it is still this holder's) when the scope closes.
  */
 export const acquire = (
   fs: FileSystem.FileSystem,
-  path: string
-): Effect.Effect<void, Locked | PlatformError.PlatformError, Scope.Scope> =>
+  path: string,
+  self: Owner.Owner
+): Effect.Effect<Held, Locked | UnsafePath | PlatformError.PlatformError, Scope.Scope> =>
   Effect.gen(function*() {
-    const token = `${process.pid} ${crypto.randomUUID()}\n`
     const fail = (detail: string) => Effect.fail(new Locked({ detail }))
 
     for (let attempt = 0; attempt < 5; attempt++) {
-      const created = yield* Effect.exit(fs.writeFileString(path, token, { flag: "wx" }))
+      // O_EXCL: created here, or failing; a link in the way is never followed.
+      const created = yield* Effect.exit(Effect.gen(function*() {
+        const file = yield* fs.open(path, { flag: "wx" })
+        yield* file.writeAll(new TextEncoder().encode(contentOf(self)))
+        return { file, info: yield* file.stat }
+      }))
       if (created._tag === "Success") {
+        const mine = created.value.info
+        const current = fs.lstat(path).pipe(
+          Effect.map(Option.some),
+          Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(Option.none()))
+        )
+        // Runs before the handle closes (finalizers run in reverse): the inode is still ours to compare.
         yield* Effect.addFinalizer(() =>
-          fs.readFileString(path).pipe(
-            Effect.flatMap((content) => content === token ? fs.remove(path) : Effect.void),
+          current.pipe(
+            Effect.flatMap((info) => Option.isSome(info) && sameFile(info.value, mine) ? fs.remove(path) : Effect.void),
             Effect.ignore
           )
         )
-        return
+        return {
+          path,
+          check: Effect.flatMap(current, (info) =>
+            Option.isNone(info)
+              ? Effect.fail(new OwnershipLost({ path, detail: "was removed while this process held it" }))
+              : sameFile(info.value, mine)
+              ? Effect.void
+              : Effect.fail(new OwnershipLost({ path, detail: "was replaced while this process held it" })))
+        } satisfies Held
       }
       const error = created.cause.reasons[0]
       if (!(error?._tag === "Fail" && error.error.reason._tag === "AlreadyExists")) {
         return yield* Effect.failCause(created.cause)
       }
-      const content = yield* fs.readFileString(path).pipe(
+      const content = yield* RegularFile.readString(fs, path, maxLockBytes).pipe(
         Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined))
       )
       if (content === undefined) continue // released meanwhile: try again
-      const pid = ownerPid(content)
-      if (pid === undefined) {
-        const info = yield* fs.stat(path)
+      const owner = ownerOf(content)
+      if (owner === undefined) {
+        const info = yield* fs.lstat(path)
         const now = yield* Clock.currentTimeMillis
         const age = now - (info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0)
         if (age < creationGraceMs) {
           return yield* fail(`${path} is being created by another process`)
         }
-      } else if (isAlive(pid)) {
-        return yield* fail(
-          pid === process.pid
-            ? `another SessionLog in this process (pid ${pid}) is appending to it`
-            : `process ${pid} is appending to it (lock file ${path})`
-        )
+      } else if (yield* Owner.isAlive(fs, owner)) {
+        const ours = owner.pid === self.pid
+        if (!(ours && owner.started === undefined && (yield* olderThanThisProcess(fs, path)))) {
+          return yield* fail(
+            ours
+              ? `another SessionLog in this process (pid ${owner.pid}) is appending to it`
+              : `process ${owner.pid} is appending to it (lock file ${path})`
+          )
+        }
       }
       // The holder is gone: move its lock aside, and make sure it was that lock we moved.
       const aside = `${path}.stale-${crypto.randomUUID()}`
       const moved = yield* Effect.exit(fs.rename(path, aside))
       if (moved._tag === "Failure") continue
-      const movedContent = yield* fs.readFileString(aside)
+      const movedContent = yield* RegularFile.readString(fs, aside, maxLockBytes)
       if (movedContent !== content) {
         // Another taker won the race and this moved its fresh lock: put it back.
         yield* fs.rename(aside, path).pipe(Effect.ignore)

@@ -3,22 +3,24 @@
  * `locate`, which finds the line of a late seq with a few small reads instead of a scan.
  */
 import { Effect, type FileSystem, type PlatformError, Stream } from "effect"
-import { Corrupt } from "../SessionLogError.ts"
+import { Corrupt, type UnsafePath } from "../SessionLogError.ts"
+import * as RegularFile from "./RegularFile.ts"
 import * as Scanner from "./Scanner.ts"
 
 /**
  * Scans a session file from a position. Fails on the first damage, naming the line; the torn tail,
- * if any, is the last item.
+ * if any, is the last item. A line longer than `maxLineBytes` is damage.
  */
 export const scan = (
   fs: FileSystem.FileSystem,
   path: string,
   session: string,
-  from: Scanner.Position = Scanner.start
-): Stream.Stream<Scanner.Item, Corrupt | PlatformError.PlatformError> =>
+  from: Scanner.Position = Scanner.start,
+  maxLineBytes: number = Scanner.defaultMaxLineBytes
+): Stream.Stream<Scanner.Item, Corrupt | UnsafePath | PlatformError.PlatformError> =>
   Stream.suspend(() => {
-    const scanner = Scanner.scanner(session, from)
-    return fs.stream(path, { offset: from.offset, chunkSize: 256 * 1024 }).pipe(
+    const scanner = Scanner.scanner(session, from, maxLineBytes)
+    return RegularFile.stream(fs, path, { offset: from.offset, chunkSize: 256 * 1024 }).pipe(
       Stream.mapAccum(scanner.initial, scanner.step, { onHalt: scanner.halt }),
       // Damage can only be the last item of a chunk: check chunks, not items.
       Stream.mapArrayEffect((items) => {
@@ -30,24 +32,34 @@ export const scan = (
     )
   })
 
-/** What a whole scan found: whether the header is there, where the last complete line ends, the torn tail's size. */
+/**
+ * What a whole scan found: whether the header is there, where the last complete line ends, whether
+ * that line lacks its newline, the torn tail's size.
+ */
 export interface End {
   readonly header: boolean
   readonly end: Scanner.Position
+  readonly unterminated: boolean
   readonly tail: number
 }
 
 /** Where a whole scan ends: the position after the last complete line, and the torn tail's size. */
-export const scanToEnd = (fs: FileSystem.FileSystem, path: string, session: string) =>
+export const scanToEnd = (fs: FileSystem.FileSystem, path: string, session: string, maxLineBytes?: number) =>
   Stream.runFold(
-    scan(fs, path, session),
-    (): End => ({ header: false, end: Scanner.start, tail: 0 }),
+    scan(fs, path, session, Scanner.start, maxLineBytes),
+    (): End => ({ header: false, end: Scanner.start, unterminated: false, tail: 0 }),
     (acc, item): End => {
+      const unterminated = "unterminated" in item && item.unterminated === true
       switch (item._tag) {
         case "Header":
-          return { header: true, end: { offset: item.end, line: 2, seq: 0 }, tail: 0 }
+          return { header: true, end: { offset: item.end, line: 2, seq: 0 }, unterminated, tail: 0 }
         case "Entry":
-          return { header: true, end: { offset: item.end, line: item.line + 1, seq: item.entry.seq + 1 }, tail: 0 }
+          return {
+            header: true,
+            end: { offset: item.end, line: item.line + 1, seq: item.entry.seq + 1 },
+            unterminated,
+            tail: 0
+          }
         case "Tail":
           return { ...acc, tail: item.length }
         case "Damage":
@@ -77,7 +89,7 @@ const probe = (session: string, bytes: Uint8Array, offset: number, afterHeader: 
  */
 export const locate = (fs: FileSystem.FileSystem, path: string, session: string, fromSeq: number) =>
   Effect.scoped(Effect.gen(function*() {
-    const file = yield* fs.open(path, { flag: "r" })
+    const file = yield* RegularFile.open(fs, path, "r")
     const size = Number((yield* file.stat).size)
     const read = (offset: number, length: number) =>
       Effect.map(file.readAlloc(Math.min(length, size - offset), { position: BigInt(offset) }), (o) =>

@@ -4,11 +4,13 @@
  * session file is idempotent: a batch already in the file byte for byte is left alone; from the
  * first batch that isn't, the file is cut and rewritten from the journal.
  */
-import { Cause, Effect, type FileSystem, type Path } from "effect"
-import { Corrupt, Locked } from "../SessionLogError.ts"
+import { Cause, Effect, type FileSystem, type Path, type PlatformError } from "effect"
+import { Corrupt, Locked, type UnsafePath } from "../SessionLogError.ts"
 import * as Format from "./Format.ts"
 import * as Journal from "./Journal.ts"
 import * as Lock from "./Lock.ts"
+import * as Owner from "./Owner.ts"
+import * as RegularFile from "./RegularFile.ts"
 
 /** Replays a dead journal's batches for one session into its file; the caller holds the session's lock. */
 export const replaySession = Effect.fnUntraced(function*(
@@ -24,18 +26,19 @@ export const replaySession = Effect.fnUntraced(function*(
     }
   }
   const first = records[0]!.offset
-  const size = (yield* fs.exists(file)) ? Number((yield* fs.stat(file)).size) : -1
-  if (size < first) return yield* damaged(`it ends at byte ${size}, before the journal's first batch (${first})`)
-  const expected = Format.concat(records.map((record) => record.bytes))
-  const present = yield* Effect.scoped(Effect.flatMap(fs.open(file, { flag: "r" }), (handle) =>
-    handle.readAlloc(expected.length, { position: BigInt(first) })))
-  const actual = present._tag === "Some" ? present.value : new Uint8Array(0)
-  let same = actual.length === expected.length
-  for (let i = 0; same && i < expected.length; i++) same = actual[i] === expected[i]
-  if (same) return
-  yield* fs.truncate(file, first)
+  if (!(yield* RegularFile.exists(fs, file))) return yield* damaged(`it is missing, and the journal has batches for it from byte ${first}`)
   yield* Effect.scoped(Effect.gen(function*() {
-    const handle = yield* fs.open(file, { flag: "a" })
+    const handle = yield* RegularFile.open(fs, file, "r+")
+    const size = Number((yield* handle.stat).size)
+    if (size < first) return yield* damaged(`it ends at byte ${size}, before the journal's first batch (${first})`)
+    const expected = Format.concat(records.map((record) => record.bytes))
+    const present = yield* handle.readAlloc(expected.length, { position: BigInt(first) })
+    const actual = present._tag === "Some" ? present.value : new Uint8Array(0)
+    let same = actual.length === expected.length
+    for (let i = 0; same && i < expected.length; i++) same = actual[i] === expected[i]
+    if (same) return
+    yield* handle.truncate(first)
+    yield* handle.seek(BigInt(first), "start")
     yield* handle.writeAll(expected)
     yield* handle.sync
   }))
@@ -47,16 +50,30 @@ export interface Dead {
   readonly parsed: Journal.Parsed
 }
 
+/** A journal's header says which process owns it; it is read in full only once that process is gone. */
+const headBytes = 4096
+
 /** The journals in a directory whose process is gone, oldest first. */
 export const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSystem, path: Path.Path, directory: string) {
   const names = yield* fs.readDirectory(directory)
   const journals: Array<Dead> = []
+  const skip = (journalPath: string, error: UnsafePath | PlatformError.PlatformError): Effect.Effect<undefined> =>
+    Effect.as(
+      Effect.logWarning(`SessionLogFile: ${journalPath} skipped: ${error._tag === "UnsafePath" ? error.detail : error.message}`),
+      undefined
+    )
   for (const name of names) {
     if (!name.startsWith(Journal.prefix) || !name.endsWith(Journal.extension)) continue
     const owner = Journal.pidOf(name)
-    if (owner !== undefined && Lock.isAlive(owner)) continue
     const journalPath = path.join(directory, name)
-    const bytes = yield* fs.readFile(journalPath).pipe(Effect.catchTag("PlatformError", () => Effect.succeed(undefined)))
+    if (owner !== undefined && Owner.pidExists(owner)) {
+      // A process with that pid runs: the journal is live unless its header names another process
+      // that had the pid before (a pid reused after a crash).
+      const head = yield* RegularFile.read(fs, journalPath, headBytes).pipe(Effect.catch((error) => skip(journalPath, error)))
+      const header = head === undefined ? undefined : Journal.parse(head)
+      if (header?.owner.started === undefined || (yield* Owner.isAlive(fs, header.owner))) continue
+    }
+    const bytes = yield* RegularFile.read(fs, journalPath, Number.MAX_SAFE_INTEGER).pipe(Effect.catch((error) => skip(journalPath, error)))
     if (bytes === undefined) continue
     const parsed = Journal.parse(bytes)
     if (parsed === undefined) {
@@ -64,7 +81,7 @@ export const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSyste
       if (owner !== undefined) yield* fs.remove(journalPath).pipe(Effect.ignore)
       continue
     }
-    if (Lock.isAlive(parsed.pid)) continue
+    if (yield* Owner.isAlive(fs, parsed.owner)) continue
     if (parsed.stoppedAt !== undefined) {
       yield* Effect.logWarning(`SessionLogFile: ${journalPath} ends in ${parsed.stoppedAt} (a batch never acknowledged)`)
     }
@@ -91,14 +108,19 @@ export const recoverSession = Effect.fnUntraced(function*(
  * session's lock, and deletes the journals that are then fully in their files. A session whose lock a
  * live process holds was replayed by that process when it took the session over.
  */
-export const recoverAll = Effect.fnUntraced(function*(fs: FileSystem.FileSystem, path: Path.Path, directory: string) {
+export const recoverAll = Effect.fnUntraced(function*(
+  fs: FileSystem.FileSystem,
+  path: Path.Path,
+  directory: string,
+  self: Owner.Owner
+) {
   for (const journal of yield* deadJournals(fs, path, directory)) {
     let complete = true
     const sessions = [...new Set(journal.parsed.records.map((record) => record.session))]
     for (const session of sessions) {
       const records = journal.parsed.records.filter((record) => record.session === session)
       const replayed = yield* Effect.exit(Effect.scoped(Effect.andThen(
-        Lock.acquire(fs, path.join(directory, Format.lockName(session))),
+        Lock.acquire(fs, path.join(directory, Format.lockName(session)), self),
         replaySession(fs, path.join(directory, Format.fileName(session)), records)
       )))
       if (replayed._tag === "Failure" && !(Cause.squash(replayed.cause) instanceof Locked)) {

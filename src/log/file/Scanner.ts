@@ -2,16 +2,28 @@
  * Scanning a session file: its bytes, chunk by chunk, become lines with their numbers and byte
  * offsets, each checked (the checksum, the header matches the session, seqs contiguous from 0, every
  * line an envelope). Bytes after the last newline are a torn tail (a crash mid-write, never
- * acknowledged) and are reported, not parsed; anything else that is wrong is damage naming the line.
+ * acknowledged) unless they are a complete line whose checksum holds: such a line lost only its
+ * newline and is read like any other. A torn tail is reported, not parsed; a line longer than the
+ * limit, torn or not, is damage (so a run of bytes with no newline is never buffered whole); anything
+ * else that is wrong is damage naming the line.
  */
 import { Schema } from "effect"
 import * as SessionEvent from "../SessionEvent.ts"
 import * as Format from "./Format.ts"
 
-/** What scanning yields: the header, each entry, a torn tail, or the first damage found. */
+/**
+ * What scanning yields: the header, each entry, a torn tail, or the first damage found. `end` is the
+ * offset after the line's newline; a last line whose newline is missing is `unterminated`.
+ */
 export type Item =
-  | { readonly _tag: "Header"; readonly header: Format.Header; readonly end: number }
-  | { readonly _tag: "Entry"; readonly entry: SessionEvent.Entry; readonly line: number; readonly end: number }
+  | { readonly _tag: "Header"; readonly header: Format.Header; readonly end: number; readonly unterminated?: true }
+  | {
+    readonly _tag: "Entry"
+    readonly entry: SessionEvent.Entry
+    readonly line: number
+    readonly end: number
+    readonly unterminated?: true
+  }
   | { readonly _tag: "Tail"; readonly start: number; readonly length: number }
   | { readonly _tag: "Damage"; readonly line: number; readonly detail: string }
 
@@ -23,6 +35,9 @@ export interface Position {
 }
 
 export const start: Position = { offset: 0, line: 1, seq: 0 }
+
+/** The longest line read by default: far above the longest line the bounds on a todo list allow. */
+export const defaultMaxLineBytes = 4 * 1024 * 1024
 
 interface State {
   /** Offset of the first byte not yet emitted as a line. */
@@ -89,10 +104,10 @@ const parseLine = (session: string, state: State, bytes: Uint8Array, end: number
 
 /**
  * A stateful splitter for `Stream.mapAccum`: feed it the file's chunks in order from `from`; it
- * emits one item per complete line and, at the end (`halt`), the torn tail if there is one. After
- * the first damage it emits nothing more.
+ * emits one item per complete line and, at the end (`halt`), the last line if it lacks only its
+ * newline, or else the torn tail if there is one. After the first damage it emits nothing more.
  */
-export const scanner = (session: string, from: Position = start) => {
+export const scanner = (session: string, from: Position = start, maxLineBytes: number = defaultMaxLineBytes) => {
   const initial = (): State => ({
     offset: from.offset,
     line: from.line,
@@ -102,8 +117,16 @@ export const scanner = (session: string, from: Position = start) => {
     partial: [],
     partialLength: 0
   })
+  const tooLong = (state: State, items: Array<Item>): false => {
+    items.push({ _tag: "Damage", line: state.line, detail: `the line is longer than ${maxLineBytes} bytes, the most a line may hold` })
+    state.damaged = true
+    state.partial = []
+    state.partialLength = 0
+    return false
+  }
   /** Parses a complete line; answers whether scanning goes on. */
   const emit = (state: State, items: Array<Item>, bytes: Uint8Array, text?: string): boolean => {
+    if (bytes.length > maxLineBytes) return tooLong(state, items)
     const end = state.offset + bytes.length + 1
     const item = parseLine(session, state, bytes, end, text)
     items.push(item)
@@ -122,6 +145,10 @@ export const scanner = (session: string, from: Position = start) => {
     let newline = chunk.indexOf(10)
     if (newline !== -1 && state.partialLength > 0) {
       // The line that began in an earlier chunk.
+      if (state.partialLength + newline > maxLineBytes) {
+        tooLong(state, items)
+        return [state, items]
+      }
       state.partial.push(chunk.subarray(0, newline))
       const bytes = Format.concat(state.partial)
       state.partial = []
@@ -150,15 +177,30 @@ export const scanner = (session: string, from: Position = start) => {
       }
     }
     if (from < chunk.length) {
+      // Beyond the limit a line can't be read anyway: stop rather than buffer it.
+      if (state.partialLength + chunk.length - from > maxLineBytes) {
+        tooLong(state, items)
+        return [state, items]
+      }
       // Copy: the stream may reuse its buffer for the next chunk.
       state.partial.push(chunk.slice(from))
       state.partialLength += chunk.length - from
     }
     return [state, items]
   }
-  const halt = (state: State): ReadonlyArray<Item> =>
-    !state.damaged && state.partialLength > 0
-      ? [{ _tag: "Tail", start: state.offset, length: state.partialLength }]
-      : []
+  const halt = (state: State): ReadonlyArray<Item> => {
+    if (state.damaged || state.partialLength === 0) return []
+    const bytes = Format.concat(state.partial)
+    // Torn only if it is not a whole line: a line whose checksum holds was written in full.
+    if (typeof Format.unseal(bytes) === "string") return [{ _tag: "Tail", start: state.offset, length: state.partialLength }]
+    const item = parseLine(session, state, bytes, state.offset + bytes.length)
+    switch (item._tag) {
+      case "Header":
+      case "Entry":
+        return [{ ...item, unterminated: true }]
+      default:
+        return [item]
+    }
+  }
   return { initial, step, halt }
 }

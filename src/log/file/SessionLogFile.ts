@@ -5,10 +5,14 @@
  *   that arrive while a session's batch is being written into its next batch, so one write and one
  *   fsync acknowledge them all (group commit), and no acknowledgement precedes its batch's fsync.
  * - A process appends to a session only while it holds the session's lock file; a lock left by a
- *   process that is gone is taken over.
- * - Loading streams the file (constant memory). A torn last line (no trailing newline: a crash
- *   mid-write, never acknowledged) is left out of reads and truncated when the session is next opened
- *   for appending; any other damage is a typed error naming the session and the line.
+ *   process that is gone (even if its pid was reused since) is taken over. A writer whose lock or
+ *   session file is removed or replaced under it stops acknowledging.
+ * - Session files, locks and journals are never opened through a symbolic link, and never unless
+ *   they are regular files (`UnsafePath`).
+ * - Loading streams the file (constant memory, lines at most `maxLineBytes`). A torn last line (not
+ *   a complete line with a valid checksum: a crash mid-write, never acknowledged) is left out of
+ *   reads and truncated when the session is next opened for appending; a complete last line that
+ *   lost only its newline is kept. Any other damage is a typed error naming the session and the line.
  * - Journal mode (`journal: true`): instead of an fsync per session file, one fsync of a shared
  *   write-ahead journal acknowledges the batches of all sessions; session files are synced at
  *   checkpoints. A dead process's journal is replayed when the directory is next opened or one of its
@@ -19,35 +23,66 @@
  *
  * @since 0.2.0
  */
-import { Effect, Exit, FileSystem, Layer, Path, Result, Scope, Semaphore, Stream } from "effect"
+import { Effect, Exit, FileSystem, Layer, Path, Result, Schema, Scope, Semaphore, Stream } from "effect"
 import type * as SessionId from "../SessionId.ts"
 import * as SessionInvariant from "../SessionInvariant.ts"
 import * as SessionLog from "../SessionLog.ts"
-import type { InvariantViolation, SessionLogError } from "../SessionLogError.ts"
+import { InvalidOptions, type InvariantViolation, SessionLogError } from "../SessionLogError.ts"
 import * as Format from "./Format.ts"
 import * as JournalCommitter from "./JournalCommitter.ts"
 import * as Lock from "./Lock.ts"
+import * as Owner from "./Owner.ts"
 import * as Reader from "./Reader.ts"
+import * as RegularFile from "./RegularFile.ts"
 import * as Recovery from "./Recovery.ts"
 import * as Scanner from "./Scanner.ts"
 import * as Writer from "./Writer.ts"
 
 /**
- * Where the session files are, and how appends are made durable.
+ * Where the session files are, how appends are made durable, and the longest line read; validated
+ * when the layer is built (and by `verify` and `repair`).
  *
  * @since 0.2.0
  * @category models
  */
-export interface Options {
+export const Options = Schema.Struct({
   /** The directory holding the session files; created if missing. */
-  readonly directory: string
+  directory: Schema.String.check(Schema.isMinLength(1)),
   /**
    * Journal mode: appends to all sessions are acknowledged by one fsync of a shared write-ahead
    * journal instead of one fsync per session file; session files are fsynced at checkpoints, once
    * the journal holds `checkpointBytes` (default 4 MiB). Pays off with many concurrent sessions.
    */
-  readonly journal?: boolean | { readonly checkpointBytes?: number | undefined } | undefined
+  journal: Schema.optional(Schema.Union([
+    Schema.Boolean,
+    Schema.Struct({ checkpointBytes: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 2 ** 30 }))) })
+  ])),
+  /**
+   * The longest line a session file may hold, in bytes (default 4 MiB): a longer line is damage
+   * (so a file with no newline is never read whole into memory), and an append whose line would be
+   * longer is refused (`InvalidPayload`).
+   */
+  maxLineBytes: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1024, maximum: 256 * 1024 * 1024 })))
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type Options = typeof Options.Type
+
+const decodeOptions = Schema.decodeUnknownResult(Options, { onExcessProperty: "error", errors: "all" })
+
+/** The options, checked, or a `SessionLogError` (`InvalidOptions`) naming what is wrong. */
+const validated = (method: string, options: Options) => {
+  const decoded = decodeOptions(options)
+  return Result.isSuccess(decoded)
+    ? Effect.succeed(decoded.success)
+    : Effect.fail(SessionLogError.fromReason({ method, reason: new InvalidOptions({ detail: decoded.failure.message }) }))
 }
+
+/** What a line holds besides the event's type and payload: braces, keys, seq, time, checksum, newline. */
+const envelopeBytes = 96
 
 /**
  * The path of a session's file in a directory.
@@ -78,11 +113,12 @@ export const repair = (
   session: SessionId.SessionId
 ): Effect.Effect<Opened, SessionLogError, FileSystem.FileSystem | Path.Path> =>
   Effect.scoped(Effect.gen(function*() {
+    const { directory: dir, maxLineBytes } = yield* validated("repair", options)
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const directory = path.resolve(options.directory)
-    yield* Lock.acquire(fs, path.join(directory, Format.lockName(session)))
-    const { opened } = yield* Writer.prepare(fs, directory, fileOf(path, directory, session), session)
+    const directory = path.resolve(dir)
+    yield* Lock.acquire(fs, path.join(directory, Format.lockName(session)), yield* Owner.self(fs))
+    const { opened } = yield* Writer.prepare(fs, directory, fileOf(path, directory, session), session, maxLineBytes)
     return opened
   })).pipe(Effect.mapError(SessionLog.toError("repair", session)))
 
@@ -114,15 +150,16 @@ export const verify = (
   invariants: ReadonlyArray<SessionInvariant.Invariant>
 ): Effect.Effect<Verified | undefined, SessionLogError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
+    const { directory, maxLineBytes } = yield* validated("verify", options)
     const check = SessionInvariant.checker(invariants)
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const file = fileOf(path, options.directory, session)
-    if (!(yield* fs.exists(file))) return undefined
+    const file = fileOf(path, directory, session)
+    if (!(yield* RegularFile.exists(fs, file))) return undefined
     let events = 0
     let tornTailBytes = 0
     let violation: Verified["violation"]
-    yield* Reader.scan(fs, file, session).pipe(
+    yield* Reader.scan(fs, file, session, Scanner.start, maxLineBytes).pipe(
       Stream.takeWhile(() => violation === undefined),
       Stream.runForEach((item) =>
         Effect.sync(() => {
@@ -149,17 +186,20 @@ export const layerFileSystem = (
   Layer.effect(
     SessionLog.SessionLog,
     Effect.gen(function*() {
+      const valid = yield* validated("layerFileSystem", options)
+      const maxLineBytes = valid.maxLineBytes ?? Scanner.defaultMaxLineBytes
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
-      const directory = path.resolve(options.directory)
+      const directory = path.resolve(valid.directory)
       const layerScope = yield* Effect.scope
+      const self = yield* Owner.self(fs)
       yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
       // Acknowledged appends a dead process left only in its journal go into their files first.
-      yield* Recovery.recoverAll(fs, path, directory).pipe(Effect.mapError(SessionLog.toError("recover")))
-      const journal = options.journal === undefined || options.journal === false
+      yield* Recovery.recoverAll(fs, path, directory, self).pipe(Effect.mapError(SessionLog.toError("recover")))
+      const journal = valid.journal === undefined || valid.journal === false
         ? undefined
-        : yield* JournalCommitter.make(fs, path, directory, layerScope, {
-          checkpointBytes: (typeof options.journal === "object" ? options.journal.checkpointBytes : undefined) ??
+        : yield* JournalCommitter.make(fs, path, directory, layerScope, self, {
+          checkpointBytes: (typeof valid.journal === "object" ? valid.journal.checkpointBytes : undefined) ??
             4 * 1024 * 1024
         }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
 
@@ -175,10 +215,10 @@ export const layerFileSystem = (
             // The writer lives as long as the layer: its lock and handle close with it.
             const scope = yield* Scope.fork(layerScope)
             const writer = yield* Effect.gen(function*() {
-              yield* Lock.acquire(fs, path.join(directory, Format.lockName(session)))
+              const lock = yield* Lock.acquire(fs, path.join(directory, Format.lockName(session)), self)
               // A process that died holding this session may have left acknowledged appends in its journal.
               yield* Recovery.recoverSession(fs, path, directory, session)
-              const writer = yield* Writer.open(fs, directory, fileOfSession(session), session)
+              const writer = yield* Writer.open(fs, directory, fileOfSession(session), session, lock, maxLineBytes)
               // Closing: what the journal holds for this file becomes durable in the file itself.
               if (journal !== undefined) yield* Effect.addFinalizer(() => journal.release(writer.file))
               return writer
@@ -192,16 +232,17 @@ export const layerFileSystem = (
         Stream.unwrap(Effect.gen(function*() {
           // While this process holds the session's lock, its writer knows where the committed end is
           // and no one else can add to it: a read from there has nothing to read. A read from any
-          // other late seq bisects to it.
-          const writer = writers.get(session)
+          // other late seq bisects to it. A writer that lost the session knows nothing any more.
+          const found = writers.get(session)
+          const writer = found?.lost === undefined ? found : undefined
           if (writer !== undefined && fromSeq >= writer.end.seq) return Stream.empty
           const file = fileOfSession(session)
-          if (!(yield* fs.exists(file))) return Stream.empty
+          if (!(yield* RegularFile.exists(fs, file))) return Stream.empty
           const from = fromSeq > 0 ? (yield* Reader.locate(fs, file, session, fromSeq)) ?? Scanner.start : Scanner.start
           // Lines of a batch still being written and synced are not committed yet: a read ends at
           // the committed end this process knows, so it never shows what a crash could still undo.
           const committedEnd = writer?.end.seq ?? Number.POSITIVE_INFINITY
-          return Reader.scan(fs, file, session, from).pipe(
+          return Reader.scan(fs, file, session, from, maxLineBytes).pipe(
             Stream.filterMap((item) =>
               item._tag === "Entry" && item.entry.seq >= fromSeq ? Result.succeed(item.entry) : Result.failVoid
             ),
@@ -220,7 +261,8 @@ export const layerFileSystem = (
           fs.readDirectory(directory),
           (names) =>
             names.filter((name) => name.endsWith(Format.extension)).map((name) => name.slice(0, -Format.extension.length))
-        )
+        ),
+        maxEventBytes: maxLineBytes - envelopeBytes
       })
     })
   )

@@ -3,19 +3,33 @@
  * knows where the committed end is, writes each batch the log core hands it with one write, and
  * answers only once the batch is durable, by an fsync of the file or, in journal mode, of the
  * shared journal.
+ *
+ * Before each batch it checks that its lock file is still its own, and after the batch is durable
+ * that the session file at its path is still the one it holds, ending where its batch ends: a lock
+ * removed by hand, or a session file deleted, replaced or appended to by someone else, stops the
+ * writer (`OwnershipLost`) instead of acknowledging appends another writer may interleave with, or
+ * that went to a deleted file. Two `lstat`s per batch, none per entry.
  */
-import { Clock, Effect, Exit, type FileSystem } from "effect"
+import { Clock, Effect, Exit, type FileSystem, Option } from "effect"
 import type * as SessionLog from "../SessionLog.ts"
+import { OwnershipLost } from "../SessionLogError.ts"
 import * as Format from "./Format.ts"
 import type * as JournalCommitter from "./JournalCommitter.ts"
+import type * as Lock from "./Lock.ts"
 import * as Reader from "./Reader.ts"
+import * as RegularFile from "./RegularFile.ts"
 import type * as Scanner from "./Scanner.ts"
 
 /** A session file open for appending, and where its next entry goes: the end of what is durable. */
 export interface Writer {
   readonly path: string
   readonly file: FileSystem.File
+  readonly lock: Lock.Held
+  /** The session file this writer holds, as it was opened: its path must keep naming it. */
+  readonly opened: FileSystem.File.Info
   end: Scanner.Position
+  /** Why this writer stopped: once set, every append through it fails with it. */
+  lost: OwnershipLost | undefined
 }
 
 /** What opening a file for appending found. */
@@ -29,23 +43,27 @@ export interface Opened {
 export const syncDirectory = (fs: FileSystem.FileSystem, directory: string) =>
   Effect.scoped(Effect.flatMap(fs.open(directory, { flag: "r" }), (dir) => dir.sync))
 
+const newline = new Uint8Array([10])
+
 /**
  * Brings a session file to a clean end, for appending: creates it with its header if it is missing
- * (or was left without a durable header by a crash), and cuts a torn tail. Answers where the next
- * entry goes and what was found. Only the lock holder may call this.
+ * (or was left without a durable header by a crash), cuts a torn tail, and restores the newline of
+ * a last line that is complete but lost it. Answers where the next entry goes and what was found.
+ * Only the lock holder may call this.
  */
 export const prepare = Effect.fnUntraced(function*(
   fs: FileSystem.FileSystem,
   directory: string,
   path: string,
-  session: string
+  session: string,
+  maxLineBytes?: number
 ) {
-  const found = (yield* fs.exists(path)) ? yield* Reader.scanToEnd(fs, path, session) : undefined
+  const found = (yield* RegularFile.exists(fs, path)) ? yield* Reader.scanToEnd(fs, path, session, maxLineBytes) : undefined
   if (found === undefined || !found.header) {
     // New, or created by a crash before its header was durable: nothing in it was acknowledged.
     const header = Format.headerLine(session, yield* Clock.currentTimeMillis)
     yield* Effect.scoped(Effect.gen(function*() {
-      const handle = yield* fs.open(path, { flag: "w" })
+      const handle = yield* RegularFile.open(fs, path, "w")
       yield* handle.writeAll(header)
       yield* handle.sync
     }))
@@ -53,24 +71,52 @@ export const prepare = Effect.fnUntraced(function*(
     const end: Scanner.Position = { offset: header.length, line: 2, seq: 0 }
     return { end, opened: { entries: 0, repairedBytes: found?.tail ?? 0 } satisfies Opened }
   }
-  if (found.tail > 0) {
-    yield* fs.truncate(path, found.end.offset)
-    yield* Effect.scoped(Effect.flatMap(fs.open(path, { flag: "r+" }), (handle) => handle.sync))
+  let end = found.end
+  if (found.tail > 0 || found.unterminated) {
+    yield* Effect.scoped(Effect.gen(function*() {
+      const handle = yield* RegularFile.open(fs, path, "r+")
+      yield* handle.truncate(found.end.offset)
+      if (found.unterminated) {
+        yield* handle.seek(BigInt(found.end.offset), "start")
+        yield* handle.writeAll(newline)
+        end = { ...found.end, offset: found.end.offset + 1 }
+      }
+      yield* handle.sync
+    }))
   }
-  return { end: found.end, opened: { entries: found.end.seq, repairedBytes: found.tail } satisfies Opened }
+  return { end, opened: { entries: found.end.seq, repairedBytes: found.tail } satisfies Opened }
 })
 
-/** Opens a prepared session file for appending. */
+/** Opens a prepared session file for appending, under the lock held. */
 export const open = Effect.fnUntraced(function*(
   fs: FileSystem.FileSystem,
   directory: string,
   path: string,
-  session: string
+  session: string,
+  lock: Lock.Held,
+  maxLineBytes?: number
 ) {
-  const { end } = yield* prepare(fs, directory, path, session)
-  const file = yield* fs.open(path, { flag: "a" })
-  return { path, file, end } satisfies Writer
+  const { end } = yield* prepare(fs, directory, path, session, maxLineBytes)
+  const file = yield* RegularFile.open(fs, path, "a")
+  const opened = yield* file.stat
+  return { path, file, lock, opened, end, lost: undefined } satisfies Writer
 })
+
+const sameFile = (a: FileSystem.File.Info, b: FileSystem.File.Info) =>
+  a.dev === b.dev && Option.getOrUndefined(a.ino) === Option.getOrUndefined(b.ino)
+
+/** Why the session file at the writer's path is no longer what it wrote, if it isn't. */
+const displaced = (fs: FileSystem.FileSystem, writer: Writer, end: number) =>
+  fs.lstat(writer.path).pipe(
+    Effect.map((info) =>
+      !sameFile(info, writer.opened)
+        ? "was replaced or moved while this process appended to it"
+        : Number(info.size) !== end
+        ? `ends at byte ${Number(info.size)}, not ${end}: another process appended to it (was its lock removed?)`
+        : undefined
+    ),
+    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed("was deleted while this process appended to it"))
+  )
 
 /**
  * Writes a batch after the writer's end and makes it durable; answers the seq of its first entry.
@@ -84,6 +130,12 @@ export const append = Effect.fnUntraced(function*(
   batch: ReadonlyArray<SessionLog.Prepared>,
   journal: JournalCommitter.Committer | undefined
 ) {
+  if (writer.lost !== undefined) return yield* Effect.fail(writer.lost)
+  const stop = (lost: OwnershipLost) => {
+    writer.lost = lost
+    return Effect.fail(lost)
+  }
+  yield* writer.lock.check.pipe(Effect.catchTag("OwnershipLost", stop))
   const start = writer.end
   let text = ""
   for (let i = 0; i < batch.length; i++) {
@@ -92,9 +144,9 @@ export const append = Effect.fnUntraced(function*(
   }
   const bytes = Format.encodeLines(text)
   const durable = journal === undefined
-    ? writer.file.sync
+    ? writer.file.sync.pipe(Effect.mapError(RegularFile.atPath(writer.path)))
     : journal.commit({ session, file: writer.file, offset: start.offset, bytes })
-  const written = yield* Effect.exit(Effect.andThen(writer.file.writeAll(bytes), durable))
+  const written = yield* Effect.exit(Effect.andThen(writer.file.writeAll(bytes).pipe(Effect.mapError(RegularFile.atPath(writer.path))), durable))
   if (Exit.isFailure(written)) {
     const cut = yield* Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync))
     if (Exit.isFailure(cut)) {
@@ -103,6 +155,10 @@ export const append = Effect.fnUntraced(function*(
     }
     return yield* Effect.failCause(written.cause)
   }
+  // Durable, but in the file the path names, where this writer's batch ends? If not, it is not
+  // acknowledged, and nothing is cut: the file may hold another writer's acknowledged lines.
+  const problem = yield* displaced(fs, writer, start.offset + bytes.length)
+  if (problem !== undefined) return yield* stop(new OwnershipLost({ path: writer.path, detail: problem }))
   writer.end = { offset: start.offset + bytes.length, line: start.line + batch.length, seq: start.seq + batch.length }
   return start.seq
 })

@@ -554,3 +554,31 @@ describe("SessionLogFile", () => {
       }).pipe(Effect.scoped)
     ), 120_000)
 })
+
+describe("SessionLogFile options", () => {
+  it.effect("are validated when the layer is built, and by verify and repair: bad ones fail with InvalidOptions", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-" })
+      const bad: ReadonlyArray<readonly [SessionLogFile.Options, string]> = [
+        [{ directory: "" }, "directory"],
+        [{ directory, journal: { checkpointBytes: 0 } }, "checkpointBytes"],
+        [{ directory, journal: { checkpointBytes: 1.5 } }, "checkpointBytes"],
+        [{ directory, maxLineBytes: 10 }, "maxLineBytes"], // shorter than a header
+        [{ directory, maxLineBytes: 2 ** 40 }, "maxLineBytes"], // more memory than a line should ever take
+        [{ directory, maxLineBytes: Number.NaN }, "maxLineBytes"]
+      ]
+      for (const [options, key] of bad) {
+        const built = failureOf(yield* Effect.exit(
+          Layer.build(SessionLogFile.layerFileSystem(options)).pipe(Effect.provide(NodeServices.layer))
+        ))
+        assert.deepInclude(built.reason, { _tag: "InvalidOptions" })
+        assert.include(built.message, key, JSON.stringify(options))
+        const verified = failureOf(yield* Effect.exit(SessionLogFile.verify(options, session, TodoEvents.invariants)))
+        assert.deepInclude(verified.reason, { _tag: "InvalidOptions" })
+        const repaired = failureOf(yield* Effect.exit(SessionLogFile.repair(options, session)))
+        assert.deepInclude(repaired.reason, { _tag: "InvalidOptions" })
+      }
+      assert.deepStrictEqual(yield* fs.readDirectory(directory), [], "nothing was created")
+    }).pipe(Effect.provide(NodeServices.layer)))
+})

@@ -34,6 +34,25 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
       assert.deepStrictEqual(yield* log.sessions, [])
     }).pipe(Effect.provide(freshBackend())))
 
+  it.effect("options are validated when the layer is built: a bad page size or table fails with InvalidOptions", () =>
+    Effect.gen(function*() {
+      const bad: ReadonlyArray<readonly [SessionLogSql.Options, string]> = [
+        [{ pageSize: 0 }, "pageSize"], // reads would never end
+        [{ pageSize: 1.5 }, "pageSize"], // reads would stop after the first page
+        [{ pageSize: -1 }, "pageSize"],
+        [{ table: "bad-table" }, "table"],
+        [{ table: "x; DROP TABLE y" }, "table"],
+        [{ table: "" }, "table"]
+      ]
+      for (const [options, key] of bad) {
+        const error = failureOf(yield* Effect.exit(Layer.build(SessionLogSql.layer(options)).pipe(Effect.provide(PgTest.client))))
+        assert.strictEqual(error._tag, "SessionLogError")
+        if (error._tag !== "SessionLogError") continue
+        assert.deepInclude(error.reason, { _tag: "InvalidOptions" })
+        assert.include(error.message, key, JSON.stringify(options))
+      }
+    }))
+
   it.live("two processes appending to one session get seqs 0..n-1, and every acknowledged append is there", () =>
     Effect.gen(function*() {
       const table = PgTest.uniqueTable()

@@ -1,0 +1,47 @@
+/**
+ * A foreign failure (a `PlatformError`, a driver's error) as a `StorageFailure` that says what
+ * happened in plain words: "the disk is full (ENOSPC, write to /dir/s.jsonl)" rather than
+ * "Unknown: FileSystem.writeAll (21)". The system error code decides the kind; the foreign error
+ * itself stays the cause, for the operator's log.
+ */
+import { PlatformError } from "effect"
+import { StorageFailure, type StorageFailureKind } from "../SessionLogError.ts"
+
+const byCode: Record<string, readonly [StorageFailureKind, string]> = {
+  ENOSPC: ["DiskFull", "the disk is full"],
+  EROFS: ["ReadOnly", "the file system is read-only"],
+  EACCES: ["PermissionDenied", "permission denied"],
+  EPERM: ["PermissionDenied", "operation not permitted"],
+  EDQUOT: ["QuotaExceeded", "the disk quota is exceeded"],
+  EIO: ["IoError", "an I/O error: the device failed"],
+  ENOENT: ["Unknown", "no such file or directory"],
+  ENOTDIR: ["Unknown", "a part of the path is not a directory"],
+  EMFILE: ["Unknown", "too many open files"],
+  ENFILE: ["Unknown", "too many open files in the system"]
+}
+
+/** The system error code (`ENOSPC`…) a foreign error carries, if any. */
+const codeOf = (cause: unknown): string | undefined =>
+  typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string" ? cause.code : undefined
+
+/** The failure's kind and plain description, with its code and where it happened. */
+export const fromError = (error: Error): StorageFailure => {
+  if (!PlatformError.isPlatformError(error) || error.reason._tag === "BadArgument") {
+    return new StorageFailure({ kind: "Unknown", detail: error.message })
+  }
+  const reason = error.reason
+  const code = codeOf(reason.cause)
+  const known = code === undefined ? undefined : byCode[code]
+  if (known === undefined) {
+    const kind = reason._tag === "PermissionDenied" ? "PermissionDenied" : "Unknown"
+    return new StorageFailure({ kind, detail: code === undefined ? error.message : `${code}: ${error.message}` })
+  }
+  const [kind, plain] = known
+  const target = reason.pathOrDescriptor === undefined
+    ? ""
+    : typeof reason.pathOrDescriptor === "number"
+    ? ` on file descriptor ${reason.pathOrDescriptor}`
+    : ` on ${reason.pathOrDescriptor}`
+  const operation = `${reason.syscall ?? `${reason.module}.${reason.method}`}${target}`
+  return new StorageFailure({ kind, detail: `${plain} (${code}, ${operation})` })
+}

@@ -1,0 +1,94 @@
+/**
+ * Shared pieces of the file backend's tests: a temporary directory, a log opened over it (raw or
+ * checked), and a FileSystem whose operations a test can intercept.
+ */
+import { NodeServices } from "@effect/platform-node"
+import { Effect, FileSystem, Layer, type Path, PlatformError, type Scope, Stream } from "effect"
+import { CheckedSessionLog } from "../../../src/log/CheckedSessionLog.ts"
+import * as SessionFile from "../../../src/log/file/Format.ts"
+import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import * as SessionId from "../../../src/log/SessionId.ts"
+import * as SessionLog from "../../../src/log/SessionLog.ts"
+import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
+
+export const session = SessionId.decodeSync("file-session")
+
+export const todo = (content: string) => ({ todos: [{ content, status: "pending" }] })
+
+/** The path of a session's file in `directory`. */
+export const fileOf = (directory: string, id: string = session) => `${directory}/${SessionFile.fileName(id)}`
+
+/** The raw file log over `directory`, with options, on the real file system unless one is given. */
+export const layer = (
+  directory: string,
+  options: Omit<SessionLogFile.Options, "directory"> = {},
+  fs?: FileSystem.FileSystem
+) =>
+  SessionLogFile.layerFileSystem({ ...options, directory }).pipe(
+    Layer.provide(fs === undefined ? NodeServices.layer : Layer.merge(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, fs)))
+  )
+
+/** Runs `use` against the checked file log over `directory`, opened for this call only. */
+export const open = <A, E>(
+  directory: string,
+  use: (log: SessionLog.Service) => Effect.Effect<A, E>,
+  options: Omit<SessionLogFile.Options, "directory"> = {}
+) => Effect.flatMap(CheckedSessionLog, use).pipe(Effect.provide(TodoEvents.layerChecked.pipe(Layer.provide(layer(directory, options)))))
+
+/** Runs `use` against the raw file log over `directory`. */
+export const openRaw = <A, E>(
+  directory: string,
+  use: (log: SessionLog.Service) => Effect.Effect<A, E>,
+  options: Omit<SessionLogFile.Options, "directory"> = {},
+  fs?: FileSystem.FileSystem
+) => Effect.flatMap(SessionLog.SessionLog, use).pipe(Effect.provide(layer(directory, options, fs)))
+
+export const readAll = (log: SessionLog.Service, id: SessionId.SessionId = session) => Stream.runCollect(log.read(id))
+
+/** Runs `body` with a fresh temporary directory (removed afterwards) and the Node services. */
+export const withDirectory = <A, E>(
+  body: (directory: string) => Effect.Effect<A, E, FileSystem.FileSystem | Path.Path | Scope.Scope>
+) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    return yield* body(yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-" }))
+  }).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
+
+/** A failure as Node's file system reports it: the errno code is on the cause. */
+export const systemError = (code: string, method: string, pathOrDescriptor: string | number) =>
+  PlatformError.systemError({
+    _tag: code === "EACCES" ? "PermissionDenied" : "Unknown",
+    module: "FileSystem",
+    method,
+    pathOrDescriptor,
+    syscall: method === "writeAll" ? "write" : "open",
+    cause: Object.assign(new Error(`${code}: failed, ${method}`), { code })
+  })
+
+/**
+ * The real file system, except that `fail(path, flag)` may answer an error for an open, and
+ * `failWrite()` one for a write to any file opened through it.
+ */
+export const failing = (
+  real: FileSystem.FileSystem,
+  options: {
+    readonly open?: (path: string, flag: FileSystem.OpenFlag | undefined) => PlatformError.PlatformError | undefined
+    readonly write?: () => PlatformError.PlatformError | undefined
+  }
+) =>
+  FileSystem.FileSystem.of({
+    ...real,
+    open: (path, o) => {
+      const refused = options.open?.(path, o?.flag)
+      if (refused !== undefined) return Effect.fail(refused)
+      return Effect.map(real.open(path, o), (file) =>
+        Object.create(file, {
+          writeAll: {
+            value: (bytes: Uint8Array) => {
+              const error = options.write?.()
+              return error === undefined ? file.writeAll(bytes) : Effect.fail(error)
+            }
+          }
+        }))
+    }
+  })
