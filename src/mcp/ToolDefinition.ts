@@ -5,9 +5,45 @@
  *
  * @since 0.2.0
  */
+import type { JsonSchema } from "effect"
+import { OpenAiStructuredOutput } from "effect/ai"
+import * as Todo from "../todo/Todo.ts"
 import * as TodoWrite from "../todo/TodoWrite.ts"
 
-type Policy = { readonly allowParallelInProgress: boolean }
+type Policy = TodoWrite.DescriptionPolicy
+
+const isSchema = (u: unknown): u is JsonSchema.JsonSchema => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** `anyOf: [{ type: T, … }, { type: "null" }]` as `{ type: [T, "null"], … }`: the same, in fewer tokens. */
+const compactNullable = (schema: JsonSchema.JsonSchema): JsonSchema.JsonSchema => {
+  const out: JsonSchema.JsonSchema = {}
+  for (const [key, value] of Object.entries(schema)) {
+    out[key] = Array.isArray(value)
+      ? value.map((v) => isSchema(v) ? compactNullable(v) : v)
+      : isSchema(value)
+      ? compactNullable(value)
+      : value
+  }
+  const anyOf = out.anyOf
+  if (Array.isArray(anyOf) && anyOf.length === 2 && isSchema(anyOf[0]) && isSchema(anyOf[1])) {
+    const [some, none] = anyOf
+    if (typeof some.type === "string" && none.type === "null" && Object.keys(none).length === 1) {
+      const { anyOf: _, ...rest } = out
+      return { ...rest, ...some, type: [some.type, "null"] }
+    }
+  }
+  return out
+}
+
+/**
+ * The parameters in the form OpenAI's strict mode demands: every key listed in `required`, an
+ * optional one nullable (`evidence: null` means none, which validation accepts). Derived from the
+ * one item schema by `OpenAiStructuredOutput`, its nullable unions written compactly.
+ *
+ * @since 0.2.0
+ * @category definitions
+ */
+export const openAiParameters: JsonSchema.JsonSchema = compactNullable(OpenAiStructuredOutput.toCodecOpenAI(Todo.Write).jsonSchema)
 
 /**
  * An MCP `Tool`, as in `tools/list`.
@@ -31,7 +67,7 @@ export const mcp = (policy: Policy) => ({
 
 /**
  * An OpenAI Chat Completions function tool (`tools[]` of `/v1/chat/completions`), strict: the
- * schema is closed and every key required.
+ * schema is closed, every key required, the optional `evidence` nullable.
  *
  * @since 0.2.0
  * @category definitions
@@ -41,7 +77,7 @@ export const openAi = (policy: Policy) => ({
   function: {
     name: TodoWrite.name,
     description: TodoWrite.description(policy),
-    parameters: TodoWrite.parametersJsonSchema,
+    parameters: openAiParameters,
     strict: true
   }
 })
@@ -56,7 +92,7 @@ export const openAiResponses = (policy: Policy) => ({
   type: "function",
   name: TodoWrite.name,
   description: TodoWrite.description(policy),
-  parameters: TodoWrite.parametersJsonSchema,
+  parameters: openAiParameters,
   strict: true
 })
 

@@ -54,8 +54,9 @@ const writeShape = SessionInvariant.fromDefinition("todo/write shape", write)
 
 /**
  * The durable shape of `todo/write`: `todos` is an array of closed objects with non-empty,
- * already-trimmed, exactly unique content and a known status. Not the in_progress count, which is
- * the deployment's policy: a log written while parallel work was allowed still loads.
+ * already-trimmed, exactly unique content, a known status and, if present, non-empty trimmed
+ * evidence. Not the in_progress count nor whether evidence is required, which are the deployment's
+ * policy: a log written under one policy still loads under another.
  *
  * @since 0.2.0
  * @category invariants

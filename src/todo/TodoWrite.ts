@@ -41,6 +41,16 @@ export const title = "Todo list"
 export const hints = { readOnly: false, destructive: false, idempotent: true, openWorld: false } as const
 
 /**
+ * The policy choices the description depends on. `requireCompletedEvidence` defaults to `false`.
+ *
+ * @since 0.2.0
+ * @category metadata
+ */
+export type DescriptionPolicy = Pick<Policy, "allowParallelInProgress"> & {
+  readonly requireCompletedEvidence?: boolean | undefined
+}
+
+/**
  * The one sentence that differs between single-active and parallel deployments.
  *
  * @since 0.2.0
@@ -48,8 +58,19 @@ export const hints = { readOnly: false, destructive: false, idempotent: true, op
  */
 export const activeClause = (policy: Pick<Policy, "allowParallelInProgress">): string =>
   policy.allowParallelInProgress
-    ? "Mark every todo you are actively working on in_progress; several only when work truly runs in parallel (e.g. subagents or background commands)."
+    ? "Mark every todo being worked on in_progress; several only when work truly runs in parallel (subagents, background commands)."
     : "Keep at most one todo in_progress, and exactly one while work remains."
+
+/**
+ * The one sentence that differs between deployments that invite evidence and those that require it.
+ *
+ * @since 0.2.0
+ * @category metadata
+ */
+export const evidenceClause = (policy: Pick<DescriptionPolicy, "requireCompletedEvidence">): string =>
+  policy.requireCompletedEvidence === true
+    ? "Completed todos must cite evidence: a passing check or an artifact."
+    : "Completed todos may cite evidence: a passing check or an artifact."
 
 /**
  * What the model reads about the tool. Short on purpose: it is paid for on every request.
@@ -57,15 +78,16 @@ export const activeClause = (policy: Pick<Policy, "allowParallelInProgress">): s
  * @since 0.2.0
  * @category metadata
  */
-export const description = (policy: Pick<Policy, "allowParallelInProgress">): string =>
+export const description = (policy: DescriptionPolicy): string =>
   [
     "Plan and track multi-step work as a todo list the user sees.",
-    "Send the ENTIRE list on every call: it REPLACES the previous list (no partial updates, no ids).",
-    "Before starting work of several steps, write one todo per concrete step.",
+    "Send the ENTIRE list every call: it REPLACES the previous one (no partial updates, no ids).",
+    "Before multi-step work, write one todo per concrete step.",
     activeClause(policy),
     "Mark a todo completed the moment it is done.",
+    evidenceClause(policy),
     "Skip the list for trivial single-step tasks.",
-    "Statuses: pending = not started; in_progress = being worked on now; completed = done."
+    "pending = not started; in_progress = being worked on; completed = done."
   ].join("\n")
 
 /**
