@@ -22,6 +22,12 @@ export * as TodoPolicy from "./todo/TodoPolicy.ts"
 /** @since 0.2.0 */
 export * as TodoProjection from "./todo/TodoProjection.ts"
 /** @since 0.2.0 */
+export * as TodoReminder from "./todo/TodoReminder.ts"
+/** @since 0.2.0 */
+export * as TodoShape from "./todo/TodoShape.ts"
+/** @since 0.2.0 */
+export * as TodoText from "./todo/TodoText.ts"
+/** @since 0.2.0 */
 export * as TodoValidation from "./todo/TodoValidation.ts"
 /** @since 0.2.0 */
 export * as TodoWrite from "./todo/TodoWrite.ts"

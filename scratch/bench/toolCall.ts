@@ -21,9 +21,13 @@ const args = (items: number) => ({
   }))
 })
 
-// The baseline: what a harness without Effect does, check for check.
+// The baseline: what a harness without Effect does, check for check (one line of plain text that
+// shows something; duplicates compared without default-ignorables, NFKC, case-folded).
 type Item = { content: string; status: string }
 const statuses = new Set(["pending", "in_progress", "completed"])
+const unprintable = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u
+const visible = /[^\s\p{Default_Ignorable_Code_Point}]/u
+const ignorable = /\p{Default_Ignorable_Code_Point}/gu
 const baselineLog: Array<{ type: string; seq: number; time: number; data: unknown }> = []
 let baselineCurrent: Array<Item> | null = null
 const baselineCall = (input: unknown): string => {
@@ -44,7 +48,9 @@ const baselineCall = (input: unknown): string => {
     if (typeof content !== "string" || !statuses.has(status)) throw new Error("bad item")
     const trimmed = content.trim()
     if (trimmed.length === 0 || trimmed.length > 1000) throw new Error("bad content")
-    const key = trimmed.normalize("NFKC").toLowerCase().replace(/\s+/g, " ")
+    if (!visible.test(trimmed) || unprintable.test(trimmed)) throw new Error("bad content")
+    const key = trimmed.replace(ignorable, "").normalize("NFKC").toLowerCase().toUpperCase().toLowerCase()
+      .replace(/\s+/g, " ")
     if (seen.has(key)) throw new Error("duplicate")
     seen.add(key)
     if (status === "in_progress") inProgress++

@@ -4,14 +4,14 @@
 import { Console, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as ToolDefinition from "../mcp/ToolDefinition.ts"
-import { type InProgress, inProgressChoices, policyOf } from "./Policy.ts"
+import { type Evidence, evidenceFlag, type InProgress, inProgressChoices, policyOf } from "./Policy.ts"
 
 export const formats = ["all", "mcp", "openai", "openai-responses", "anthropic"] as const
 export type Format = (typeof formats)[number]
 
 /** The definition object `--format` names, for one policy. */
-export const definition = (format: Format, choice: InProgress) => {
-  const policy = policyOf(choice)
+export const definition = (format: Format, choice: InProgress, evidence: Evidence = "invite") => {
+  const policy = policyOf(choice, evidence)
   switch (format) {
     case "all":
       return ToolDefinition.all(policy)
@@ -36,10 +36,11 @@ export const command = Command.make("schema", {
       "Which tool object: mcp, openai (Chat Completions), openai-responses (Responses API), anthropic, or all"
     ),
     Flag.withDefault("all")
-  )
-}, ({ inProgress, format }) => {
+  ),
+  evidence: evidenceFlag
+}, ({ inProgress, format, evidence }) => {
   const out = Option.isSome(inProgress)
-    ? definition(format, inProgress.value)
-    : { single: definition(format, "single"), parallel: definition(format, "parallel") }
+    ? definition(format, inProgress.value, evidence)
+    : { single: definition(format, "single", evidence), parallel: definition(format, "parallel", evidence) }
   return Console.log(JSON.stringify(out, null, 2))
 }).pipe(Command.withDescription("Print the todo_write tool definition as MCP, OpenAI and Anthropic tool objects"))

@@ -7,7 +7,7 @@ import { Command, Flag } from "effect/cli"
 import * as TodoWriteMcp from "../mcp/TodoWriteMcp.ts"
 import * as AgentSession from "../todo/AgentSession.ts"
 import * as TodoPolicy from "../todo/TodoPolicy.ts"
-import { inProgressChoices, policyOf } from "./Policy.ts"
+import { evidenceFlag, inProgressChoices, policyOf } from "./Policy.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
 import { version } from "./Version.ts"
@@ -23,8 +23,9 @@ export const command = Command.make("serve", {
     Flag.withDescription(
       "REQUIRED. single: at most one todo in_progress; parallel: several when work truly runs in parallel"
     )
-  )
-}, ({ dir, store, session, inProgress }) =>
+  ),
+  evidence: evidenceFlag
+}, ({ dir, store, session, inProgress, evidence }) =>
   Effect.gen(function*() {
     const id = yield* SessionArgument.decode(Option.getOrElse(session, () => crypto.randomUUID()))
     const where = store === "file" ? dir : "PostgreSQL ($DATABASE_URL)"
@@ -35,7 +36,7 @@ export const command = Command.make("serve", {
       protocols: [McpProtocol.v2025_11_25, McpProtocol.v2025_06_18, McpProtocol.v2025_03_26, McpProtocol.v2024_11_05],
       registrations: TodoWriteMcp.layer
     }).pipe(
-      Layer.provide(Layer.mergeAll(Store.log(store, dir), TodoPolicy.layer(policyOf(inProgress)), AgentSession.layer(id)))
+      Layer.provide(Layer.mergeAll(Store.log(store, dir), TodoPolicy.layer(policyOf(inProgress, evidence)), AgentSession.layer(id)))
     )
     return yield* Layer.launch(server)
   })).pipe(Command.withDescription("Run an MCP server over stdio that exposes todo_write, writing to a session log"))

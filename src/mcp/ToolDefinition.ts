@@ -5,9 +5,20 @@
  *
  * @since 0.2.0
  */
+import type { JsonSchema } from "effect"
 import * as TodoWrite from "../todo/TodoWrite.ts"
 
-type Policy = { readonly allowParallelInProgress: boolean }
+type Policy = TodoWrite.DescriptionPolicy
+
+/**
+ * The parameters in the form OpenAI's strict mode demands: every key listed in `required`, an
+ * optional one nullable (`evidence: null` means none, which validation accepts). Derived from the
+ * one item schema by `OpenAiStructuredOutput`, its nullable unions written compactly.
+ *
+ * @since 0.2.0
+ * @category definitions
+ */
+export const openAiParameters: JsonSchema.JsonSchema = TodoWrite.strictParametersJsonSchema
 
 /**
  * An MCP `Tool`, as in `tools/list`.
@@ -31,7 +42,7 @@ export const mcp = (policy: Policy) => ({
 
 /**
  * An OpenAI Chat Completions function tool (`tools[]` of `/v1/chat/completions`), strict: the
- * schema is closed and every key required.
+ * schema is closed, every key required, the optional `evidence` nullable.
  *
  * @since 0.2.0
  * @category definitions
@@ -41,7 +52,7 @@ export const openAi = (policy: Policy) => ({
   function: {
     name: TodoWrite.name,
     description: TodoWrite.description(policy),
-    parameters: TodoWrite.parametersJsonSchema,
+    parameters: openAiParameters,
     strict: true
   }
 })
@@ -56,12 +67,13 @@ export const openAiResponses = (policy: Policy) => ({
   type: "function",
   name: TodoWrite.name,
   description: TodoWrite.description(policy),
-  parameters: TodoWrite.parametersJsonSchema,
+  parameters: openAiParameters,
   strict: true
 })
 
 /**
- * An Anthropic Messages API tool.
+ * An Anthropic Messages API tool, with the same strict schema (valid under Anthropic's strict tool
+ * use too): the definition the `effect/ai` tool sends through `@effect/ai-anthropic`.
  *
  * @since 0.2.0
  * @category definitions
@@ -69,7 +81,7 @@ export const openAiResponses = (policy: Policy) => ({
 export const anthropic = (policy: Policy) => ({
   name: TodoWrite.name,
   description: TodoWrite.description(policy),
-  input_schema: TodoWrite.parametersJsonSchema
+  input_schema: TodoWrite.strictParametersJsonSchema
 })
 
 /**

@@ -11,6 +11,7 @@ import * as SessionEvent from "../log/SessionEvent.ts"
 import * as SessionInvariant from "../log/SessionInvariant.ts"
 import type { SessionLog } from "../log/SessionLog.ts"
 import * as Todo from "./Todo.ts"
+import * as TodoShape from "./TodoShape.ts"
 
 /**
  * `todo/write`: the complete list, as validated and stored.
@@ -18,7 +19,7 @@ import * as Todo from "./Todo.ts"
  * @since 0.2.0
  * @category events
  */
-export const write: SessionEvent.Definition<Todo.Write> = SessionEvent.define("todo/write", Todo.StoredWrite, Todo.isWrite)
+export const write: SessionEvent.Definition<Todo.Write> = SessionEvent.define("todo/write", Todo.StoredWrite, TodoShape.isWrite)
 
 /**
  * `turn/start`: a turn of the agent begins; its plan starts empty.
@@ -54,15 +55,16 @@ const writeShape = SessionInvariant.fromDefinition("todo/write shape", write)
 
 /**
  * The durable shape of `todo/write`: `todos` is an array of closed objects with non-empty,
- * already-trimmed, exactly unique content and a known status. Not the in_progress count, which is
- * the deployment's policy: a log written while parallel work was allowed still loads.
+ * already-trimmed, exactly unique content, a known status and, if present, non-empty trimmed
+ * evidence. Not the in_progress count nor whether evidence is required, which are the deployment's
+ * policy: a log written under one policy still loads under another.
  *
  * @since 0.2.0
  * @category invariants
  */
 export const writeInvariant: SessionInvariant.Invariant = {
   ...writeShape,
-  check: (data) => Todo.isExactStoredWrite(data) ? undefined : writeShape.check(data)
+  check: (data) => TodoShape.isExactStoredWrite(data) ? undefined : writeShape.check(data)
 }
 
 /**

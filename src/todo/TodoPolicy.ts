@@ -1,7 +1,9 @@
 /**
  * The deployment's policy for `todo_write`. Whether several items may be `in_progress` at once is an
  * explicit choice with no default: single-active and parallel deployments describe the tool
- * differently to the model, so guessing would silently change what the model is told.
+ * differently to the model, so guessing would silently change what the model is told. Whether a
+ * completed item must carry evidence defaults to `false` (evidence is invited, not required): it is
+ * an opt-in discipline, and a deployment that says nothing keeps the contract it had.
  */
 import { Config, Context, Effect, Layer, Schema } from "effect"
 
@@ -11,23 +13,27 @@ export const defaultMaxContentLength = 1_000
 export const Options = Schema.Struct({
   /** `true`: several items may be in_progress (subagents, background work); `false`: at most one. */
   allowParallelInProgress: Schema.Boolean,
+  /** `true`: every completed item must carry `evidence`; `false`: evidence is invited, not required. */
+  requireCompletedEvidence: Schema.Boolean,
   /** The most items one list may hold. */
   maxItems: Schema.Int.check(Schema.isGreaterThan(0)),
-  /** The most characters one item's content may hold, after trimming. */
+  /** The most characters one item's content (and its evidence) may hold, after trimming. */
   maxContentLength: Schema.Int.check(Schema.isGreaterThan(0))
 })
 export type Options = typeof Options.Type
 
 export class TodoPolicy extends Context.Service<TodoPolicy, Options>()("effect-todo-write/TodoPolicy") {}
 
-/** Builds a policy; the in_progress choice is required, the size bounds have defaults. */
+/** Builds a policy; the in_progress choice is required, the evidence choice and the size bounds have defaults. */
 export const make = (options: {
   readonly allowParallelInProgress: boolean
+  readonly requireCompletedEvidence?: boolean | undefined
   readonly maxItems?: number | undefined
   readonly maxContentLength?: number | undefined
 }): Effect.Effect<Options, Schema.SchemaError> =>
   decodeOptions({
     allowParallelInProgress: options.allowParallelInProgress,
+    requireCompletedEvidence: options.requireCompletedEvidence ?? false,
     maxItems: options.maxItems ?? defaultMaxItems,
     maxContentLength: options.maxContentLength ?? defaultMaxContentLength
   })
@@ -40,11 +46,12 @@ export const layer = (options: Parameters<typeof make>[0]): Layer.Layer<TodoPoli
 
 /**
  * The policy from configuration (the environment by default):
- * `TODO_WRITE_ALLOW_PARALLEL_IN_PROGRESS` (required: true or false), `TODO_WRITE_MAX_ITEMS` and
- * `TODO_WRITE_MAX_CONTENT_LENGTH` (optional).
+ * `TODO_WRITE_ALLOW_PARALLEL_IN_PROGRESS` (required: true or false), `TODO_WRITE_REQUIRE_COMPLETED_EVIDENCE`
+ * (default false), `TODO_WRITE_MAX_ITEMS` and `TODO_WRITE_MAX_CONTENT_LENGTH` (optional).
  */
 export const config: Config.Config<Options> = Config.all({
   allowParallelInProgress: Config.Boolean("TODO_WRITE_ALLOW_PARALLEL_IN_PROGRESS"),
+  requireCompletedEvidence: Config.Boolean("TODO_WRITE_REQUIRE_COMPLETED_EVIDENCE").pipe(Config.withDefault(false)),
   maxItems: Config.schema(Options.fields.maxItems, "TODO_WRITE_MAX_ITEMS").pipe(
     Config.withDefault(defaultMaxItems)
   ),

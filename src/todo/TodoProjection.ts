@@ -14,14 +14,16 @@ import * as TodoEvents from "./TodoEvents.ts"
  * `null` (a plan belongs to a turn); everything else, `turn/end` included, leaves it as it is, so a
  * finished checklist stays visible. `null` (no plan this turn) and `[]` (an empty list was written)
  * are different states. Folded over a `CheckedSessionLog`, whose invariant guarantees every
- * `todo/write` payload has the stored shape.
+ * `todo/write` payload has the stored shape. Version 2: the state carries items' `evidence`, so a
+ * checkpoint folded by version 1 (which dropped nothing, but predates evidence) is refolded, never
+ * trusted.
  *
  * @since 0.2.0
  * @category projections
  */
 export const todos: Projection.Projection<Todo.List | null> = Projection.make({
   key: "todos",
-  version: 1,
+  version: 2,
   initial: null,
   schema: Schema.NullOr(Todo.StoredList),
   step: (state, entry) => {

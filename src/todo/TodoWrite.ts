@@ -3,16 +3,18 @@
  * previous one. The tool keeps no state: it validates under the deployment's policy, appends one
  * `todo/write` event to the calling agent's session log, and answers with one line of counts.
  */
-import { Cause, Effect, Schema, SchemaGetter } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Cause, Effect, type JsonSchema, Schema, SchemaGetter } from "effect"
+import { OpenAiStructuredOutput, Tool, Toolkit } from "effect/ai"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import type * as SessionLog from "../log/SessionLog.ts"
 import { AgentSession } from "./AgentSession.ts"
 import * as Todo from "./Todo.ts"
 import * as TodoEvents from "./TodoEvents.ts"
 import { type Options as Policy, TodoPolicy } from "./TodoPolicy.ts"
+import { compactNullable } from "./internal/compactNullable.ts"
 import * as TodoValidation from "./TodoValidation.ts"
 import { modelText, NoOwningSessionError, TodoWriteError } from "./TodoWriteError.ts"
+import * as TodoShape from "./TodoShape.ts"
 
 /**
  * The tool's name, as every model and MCP client sees it.
@@ -41,6 +43,16 @@ export const title = "Todo list"
 export const hints = { readOnly: false, destructive: false, idempotent: true, openWorld: false } as const
 
 /**
+ * The policy choices the description depends on. `requireCompletedEvidence` defaults to `false`.
+ *
+ * @since 0.2.0
+ * @category metadata
+ */
+export type DescriptionPolicy = Pick<Policy, "allowParallelInProgress"> & {
+  readonly requireCompletedEvidence?: boolean | undefined
+}
+
+/**
  * The one sentence that differs between single-active and parallel deployments.
  *
  * @since 0.2.0
@@ -48,8 +60,19 @@ export const hints = { readOnly: false, destructive: false, idempotent: true, op
  */
 export const activeClause = (policy: Pick<Policy, "allowParallelInProgress">): string =>
   policy.allowParallelInProgress
-    ? "Mark every todo you are actively working on in_progress; several only when work truly runs in parallel (e.g. subagents or background commands)."
+    ? "Mark every todo being worked on in_progress; several only when work truly runs in parallel (subagents, background commands)."
     : "Keep at most one todo in_progress, and exactly one while work remains."
+
+/**
+ * The one sentence that differs between deployments that invite evidence and those that require it.
+ *
+ * @since 0.2.0
+ * @category metadata
+ */
+export const evidenceClause = (policy: Pick<DescriptionPolicy, "requireCompletedEvidence">): string =>
+  policy.requireCompletedEvidence === true
+    ? "Completed todos must cite evidence: a passing check or an artifact."
+    : "Completed todos may cite evidence: a passing check or an artifact."
 
 /**
  * What the model reads about the tool. Short on purpose: it is paid for on every request.
@@ -57,15 +80,16 @@ export const activeClause = (policy: Pick<Policy, "allowParallelInProgress">): s
  * @since 0.2.0
  * @category metadata
  */
-export const description = (policy: Pick<Policy, "allowParallelInProgress">): string =>
+export const description = (policy: DescriptionPolicy): string =>
   [
     "Plan and track multi-step work as a todo list the user sees.",
-    "Send the ENTIRE list on every call: it REPLACES the previous list (no partial updates, no ids).",
-    "Before starting work of several steps, write one todo per concrete step.",
+    "Send the ENTIRE list every call: it REPLACES the previous one (no partial updates, no ids).",
+    "Before multi-step work, write one todo per concrete step.",
     activeClause(policy),
     "Mark a todo completed the moment it is done.",
+    evidenceClause(policy),
     "Skip the list for trivial single-step tasks.",
-    "Statuses: pending = not started; in_progress = being worked on now; completed = done."
+    "pending = not started; in_progress = being worked on; completed = done."
   ].join("\n")
 
 /**
@@ -75,6 +99,19 @@ export const description = (policy: Pick<Policy, "allowParallelInProgress">): st
  * @category metadata
  */
 export const parametersJsonSchema = Schema.toJsonSchemaDocument(Todo.Write, { onExcessProperty: "error" }).schema
+
+/**
+ * The parameters in the form OpenAI's strict mode demands: every key listed in `required`, an
+ * optional one nullable (`evidence: null` means none, which validation accepts). Derived from the
+ * one item schema by `OpenAiStructuredOutput`, its nullable unions written compactly. What the
+ * `effect/ai` tool advertises, so strict providers accept it.
+ *
+ * @since 0.2.0
+ * @category metadata
+ */
+export const strictParametersJsonSchema: JsonSchema.JsonSchema = compactNullable(
+  OpenAiStructuredOutput.toCodecOpenAI(Todo.Write).jsonSchema
+)
 
 /**
  * The tool's parameters as `effect/ai` and the providers see them: every JSON Schema made of it is
@@ -90,7 +127,7 @@ export const parametersJsonSchema = Schema.toJsonSchemaDocument(Todo.Write, { on
  * @category tool
  */
 export const Parameters = Schema.Any.check(
-  Schema.makeFilter<unknown>(() => true, { toJsonSchema: () => parametersJsonSchema })
+  Schema.makeFilter<unknown>(() => true, { toJsonSchema: () => strictParametersJsonSchema })
 ).pipe(Schema.decodeTo(Schema.Unknown))
 
 /**
@@ -155,7 +192,7 @@ const run = Effect.fn("TodoWrite.execute")(
     const todos = yield* Effect.fromResult(TodoValidation.validate(policy, input))
     const owner = yield* Effect.serviceOption(AgentSession)
     if (owner._tag === "None") return yield* NoOwningSessionError.instance
-    yield* log.append(owner.value.sessionId, TodoEvents.write.type, Todo.markValidated({ todos })).pipe(
+    yield* log.append(owner.value.sessionId, TodoEvents.write.type, TodoShape.markValidated({ todos })).pipe(
       // The model reads a short line without the detail (`modelText`); operators get all of it here.
       Effect.tapError((error) => Effect.logError("todo_write could not save the list", Cause.fail(error)))
     )

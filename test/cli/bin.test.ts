@@ -172,6 +172,28 @@ describe("todo-write show / verify / schema / demo", () => {
     assert.include(hostile.stderr + hostile.stdout, "invalid session id")
   }, 60_000)
 
+  it("show prints evidence under completed items, and escapes what could spoof the checklist", async () => {
+    const dir = tempDirectory()
+    // written as an older version or another writer could have: the durable invariant accepts it
+    const todos = [
+      { content: "Run the tests", status: "completed", evidence: "npm test: 12 passed" },
+      { content: "step\n[x] FAKE DONE ITEM", status: "pending" },
+      { content: "\u001b[31mred", status: "pending" }
+    ]
+    writeFileSync(
+      join(dir, SessionFile.fileName("spoof")),
+      Buffer.concat([
+        SessionFile.headerLine("spoof", 0),
+        SessionFile.encodeLines(SessionFile.entryLine("todo/write", 0, 1, JSON.stringify({ todos })))
+      ])
+    )
+    const shown = await cli(["show", "--dir", dir, "spoof"])
+    assert.strictEqual(shown.code, 0, shown.stderr)
+    assert.include(shown.stdout, "[x] Run the tests\n    evidence: npm test: 12 passed\n")
+    assert.deepStrictEqual(shown.stdout.split("\n").filter((line) => line.startsWith("[x]")), ["[x] Run the tests"])
+    assert.notInclude(shown.stdout, "\u001b")
+  }, 30_000)
+
   it("verify reports ok, repairs a torn tail, and fails on a corrupted middle line", async () => {
     const dir = await seed()
     const good = await cli(["verify", "--dir", dir])
@@ -218,6 +240,10 @@ describe("todo-write show / verify / schema / demo", () => {
     assert.notStrictEqual(both.single.mcp.description, both.parallel.mcp.description)
     const one = JSON.parse((await cli(["schema", "--in-progress", "parallel", "--format", "anthropic"])).stdout)
     assert.include(one.description, "parallel")
+    assert.include(one.description, "may cite evidence")
+    const required = JSON.parse((await cli(["schema", "--in-progress", "single", "--evidence", "require", "--format", "openai"])).stdout)
+    assert.include(required.function.description, "must cite evidence")
+    assert.deepStrictEqual(required.function.parameters.properties.todos.items.required, ["content", "status", "evidence"])
   }, 30_000)
 
   it("schema --format openai-responses is the flat Responses API tool; openai is the Chat Completions one", async () => {

@@ -36,6 +36,53 @@ describe("TodoWriteMcp", () => {
       assert.strictEqual(tool.inputSchema.additionalProperties, false)
       const items = (tool.inputSchema.properties!.todos as any).items
       assert.strictEqual(items.additionalProperties, false)
+      assert.strictEqual(items.properties.evidence.type, "string")
+      assert.include(tool.description, "may cite evidence")
+    }).pipe(Effect.provide(Log)))
+
+  it.effect("answers every problem of a call in one isError reply, as the library does", () =>
+    Effect.gen(function*() {
+      const mcp = yield* client(false)
+      const result = yield* mcp.callTool({
+        name: "todo_write",
+        arguments: {
+          todos: [
+            { content: "Read", status: "pending", id: 1 },
+            { content: "A", status: "in_progress" },
+            { content: "Write", status: "done" },
+            { content: "a ", status: "in_progress" },
+            { content: "  ", status: "pending" }
+          ],
+          priority: 1
+        }
+      })
+      assert.strictEqual(result.isError, true)
+      const text = textOf(result)
+      assert.include(text, "Fix these 6 problems")
+      const codes = [...text.matchAll(/\((\w+)\)$/gm)].map((m) => m[1])
+      assert.deepStrictEqual(codes, [
+        "excess_property",
+        "invalid_status",
+        "duplicate_content",
+        "empty_content",
+        "too_many_in_progress",
+        "excess_property"
+      ])
+      assert.include(text, "priority: unknown property: the arguments hold only todos")
+      assert.include(text, "todos[1] and todos[3] are both in_progress")
+    }).pipe(Effect.provide(Log)))
+
+  it.effect("takes evidence on completed items and answers it in the structured result", () =>
+    Effect.gen(function*() {
+      const mcp = yield* client(false)
+      const ok = yield* mcp.callTool({
+        name: "todo_write",
+        arguments: { todos: [{ content: "Run the tests", status: "completed", evidence: "npm test: 3 passed" }] }
+      })
+      assert.notStrictEqual(ok.isError, true)
+      assert.deepStrictEqual((ok.structuredContent as any).todos, [
+        { content: "Run the tests", status: "completed", evidence: "npm test: 3 passed" }
+      ])
     }).pipe(Effect.provide(Log)))
 
   it.effect("a good call answers one line of counts and the structured result, and is logged", () =>

@@ -191,16 +191,35 @@ describe("ProjectionStore: todos", () => {
         })
       ))
 
+    it.effect("a checkpoint of version 1, from before items carried evidence, is refolded, never trusted", () =>
+      withShared((log, kv, reopen) =>
+        Effect.gen(function*() {
+          assert.strictEqual(TodoProjection.todos.version, 2)
+          yield* writes(log, 0, 4)
+          const withEvidence = [{ content: "v4", status: "completed" as const, evidence: "tests pass" }]
+          yield* log.append(session, TodoEvents.write.type, { todos: withEvidence })
+          const [last] = yield* Stream.runCollect(log.read(session, { fromSeq: 4 }))
+          // exactly what a version-1 fold saved for this very entry: the right seq, type and time
+          yield* kv.set(
+            `todos.${session}`,
+            JSON.stringify({ version: 1, seq: 4, type: last!.type, time: last!.time, state: list("v4") })
+          )
+          const reopened = yield* reopen()
+          assert.deepStrictEqual(reopened.todos, withEvidence)
+          assert.deepStrictEqual(reopened.readFrom, [0])
+        })
+      ))
+
     it.effect("a checkpoint ahead of the log, or from another log, is refused", () =>
       withShared((log, kv, reopen) =>
         Effect.gen(function*() {
           yield* writes(log, 0, 5)
           const key = `todos.${session}`
-          yield* kv.set(key, JSON.stringify({ version: 1, seq: 1000, type: "todo/write", time: 0, state: list("future") }))
+          yield* kv.set(key, JSON.stringify({ version: TodoProjection.todos.version, seq: 1000, type: "todo/write", time: 0, state: list("future") }))
           const ahead = yield* reopen()
           assert.deepStrictEqual(ahead.todos, list("v4"))
           assert.strictEqual(ahead.readFrom.at(-1), 0)
-          yield* kv.set(key, JSON.stringify({ version: 1, seq: 3, type: "turn/start", time: 0, state: list("other") }))
+          yield* kv.set(key, JSON.stringify({ version: TodoProjection.todos.version, seq: 3, type: "turn/start", time: 0, state: list("other") }))
           const other = yield* reopen()
           assert.deepStrictEqual(other.todos, list("v4"))
           assert.strictEqual(other.readFrom.at(-1), 0)
@@ -212,7 +231,7 @@ describe("ProjectionStore: todos", () => {
         Effect.gen(function*() {
           yield* writes(log, 0, 5)
           const key = `todos.${session}`
-          for (const damaged of [`{"version":1,"seq":4`, `{"version":1,"seq":4,"type":"todo/write","time":0,"state":[{"content":" untrimmed","status":"pending"}]}`, `null`]) {
+          for (const damaged of [`{"version":2,"seq":4`, `{"version":2,"seq":4,"type":"todo/write","time":0,"state":[{"content":" untrimmed","status":"pending"}]}`, `null`]) {
             yield* kv.set(key, damaged)
             const reopened = yield* reopen()
             assert.deepStrictEqual(reopened.todos, list("v4"))

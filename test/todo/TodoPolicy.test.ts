@@ -8,16 +8,31 @@ const fromEnv = (env: Record<string, string>) =>
   )
 
 describe("TodoPolicy", () => {
-  it.effect("takes the in_progress choice explicitly, with default size bounds", () =>
+  it.effect("takes the in_progress choice explicitly, with evidence invited and default size bounds", () =>
     Effect.gen(function*() {
       const policy = yield* TodoPolicy.TodoPolicy
-      assert.deepStrictEqual(policy, { allowParallelInProgress: true, maxItems: 100, maxContentLength: 1000 })
+      assert.deepStrictEqual(policy, {
+        allowParallelInProgress: true,
+        requireCompletedEvidence: false,
+        maxItems: 100,
+        maxContentLength: 1000
+      })
     }).pipe(Effect.provide(TodoPolicy.layer({ allowParallelInProgress: true }))))
 
   it.effect("reads the policy from configuration", () =>
     Effect.gen(function*() {
       const policy = yield* fromEnv({ TODO_WRITE_ALLOW_PARALLEL_IN_PROGRESS: "false", TODO_WRITE_MAX_ITEMS: "20" })
-      assert.deepStrictEqual(policy, { allowParallelInProgress: false, maxItems: 20, maxContentLength: 1000 })
+      assert.deepStrictEqual(policy, {
+        allowParallelInProgress: false,
+        requireCompletedEvidence: false,
+        maxItems: 20,
+        maxContentLength: 1000
+      })
+      const strict = yield* fromEnv({
+        TODO_WRITE_ALLOW_PARALLEL_IN_PROGRESS: "true",
+        TODO_WRITE_REQUIRE_COMPLETED_EVIDENCE: "true"
+      })
+      assert.isTrue(strict.requireCompletedEvidence)
     }))
 
   it.effect("fails naming the key when the choice is missing or invalid", () =>

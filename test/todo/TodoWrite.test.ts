@@ -5,19 +5,20 @@ import * as AgentSession from "../../src/todo/AgentSession.ts"
 import * as ProjectionStore from "../../src/projection/ProjectionStore.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
-import { Corrupt, InvariantViolation, Locked, SessionLogError } from "../../src/log/SessionLogError.ts"
+import { Corrupt, InvariantViolation, Locked, type Reason, SessionLogError, StorageFailure } from "../../src/log/SessionLogError.ts"
 import * as TodoPolicy from "../../src/todo/TodoPolicy.ts"
 import * as TodoWrite from "../../src/todo/TodoWrite.ts"
 import { NoOwningSessionError, TodoValidationError } from "../../src/todo/TodoWriteError.ts"
 import { failureOf, readAll } from "../log/SessionLogConformance.ts"
 import * as TodoProjection from "../../src/todo/TodoProjection.ts"
 import * as TodoEvents from "../../src/todo/TodoEvents.ts"
+import * as TodoWriteError from "../../src/todo/TodoWriteError.ts"
 
 const session = SessionId.decodeSync("agent-1")
 
-const env = (allowParallelInProgress: boolean) => {
+const env = (allowParallelInProgress: boolean, requireCompletedEvidence = false) => {
   const log = TodoEvents.layerChecked.pipe(Layer.provideMerge(SessionLog.layerMemory))
-  const base = Layer.mergeAll(log, TodoPolicy.layer({ allowParallelInProgress }))
+  const base = Layer.mergeAll(log, TodoPolicy.layer({ allowParallelInProgress, requireCompletedEvidence }))
   return Layer.mergeAll(TodoWrite.layer, ProjectionStore.layer).pipe(Layer.provideMerge(base))
 }
 
@@ -29,11 +30,31 @@ describe("TodoWrite", () => {
       assert.deepStrictEqual(schema.required, ["todos"])
       const items = schema.properties.todos.items
       assert.strictEqual(items.additionalProperties, false)
-      assert.deepStrictEqual(items.required, ["content", "status"])
+      // the strict form every provider accepts: every key required, evidence nullable (null means none)
+      assert.deepStrictEqual(items.required, ["content", "status", "evidence"])
       assert.deepStrictEqual(items.properties.status.enum, ["pending", "in_progress", "completed"])
       assert.isString(schema.properties.todos.description)
       assert.isString(items.properties.content.description)
       assert.isString(items.properties.status.description)
+      assert.deepStrictEqual(items.properties.evidence.type, ["string", "null"])
+      assert.isString(items.properties.evidence.description)
+    })
+
+    it("differs between the four policies only in the active-status clause and the evidence clause", () => {
+      const clauses = (allowParallelInProgress: boolean, requireCompletedEvidence: boolean) => {
+        const policy = { allowParallelInProgress, requireCompletedEvidence }
+        return TodoWrite.description(policy).replace(TodoWrite.activeClause(policy), "<active>")
+          .replace(TodoWrite.evidenceClause(policy), "<evidence>")
+      }
+      const all = [clauses(false, false), clauses(false, true), clauses(true, false), clauses(true, true)]
+      assert.deepStrictEqual(new Set(all).size, 1)
+      assert.include(all[0], "<active>")
+      assert.include(all[0], "<evidence>")
+      assert.include(TodoWrite.evidenceClause({ requireCompletedEvidence: true }), "must cite evidence")
+      assert.include(TodoWrite.evidenceClause({}), "may cite evidence")
+      // the toolkit built from the policy in context describes that policy's evidence setting
+      const required = { allowParallelInProgress: false, requireCompletedEvidence: true, maxItems: 100, maxContentLength: 1000 }
+      assert.include(Tool.getDescription(TodoWrite.tool(required)), "must cite evidence")
     })
 
     it("differs between policies only in the active-status clause", () => {
@@ -93,6 +114,33 @@ describe("TodoWrite", () => {
         const accepted = yield* TodoWrite.execute({ todos }).pipe(Effect.provide(env(true)))
         assert.strictEqual(accepted.counts.in_progress, 2)
       }).pipe(AgentSession.provide(session)))
+
+    it.effect("logs evidence, which the projection carries; requires it on completed items when the policy says so", () =>
+      Effect.gen(function*() {
+        const todos = [{ content: "Run the tests", status: "completed", evidence: " npm test: 12 passed " }]
+        const result = yield* TodoWrite.execute({ todos })
+        assert.deepStrictEqual(result.todos, [{ content: "Run the tests", status: "completed", evidence: "npm test: 12 passed" }])
+        const store = yield* ProjectionStore.ProjectionStore
+        assert.deepStrictEqual(yield* store.get(TodoProjection.todos, session), result.todos)
+        const error = failureOf(yield* Effect.exit(TodoWrite.execute({ todos: [{ content: "Ship", status: "completed" }] })))
+        assert.strictEqual(error._tag, "TodoValidationError")
+        if (error._tag === "TodoValidationError") assert.strictEqual(error.violations[0].code, "missing_evidence")
+      }).pipe(AgentSession.provide(session), Effect.provide(env(false, true))))
+
+    it.effect("every rejection has a code a program can branch on", () =>
+      Effect.gen(function*() {
+        const invalid = failureOf(yield* Effect.exit(TodoWrite.execute({ todos: 1 }).pipe(AgentSession.provide(session))))
+        assert.strictEqual(TodoWriteError.code(invalid), "invalid_arguments")
+        const unowned = failureOf(yield* Effect.exit(TodoWrite.execute({ todos: [] })))
+        assert.strictEqual(TodoWriteError.code(unowned), "no_owning_session")
+        assert.strictEqual(TodoWriteError.NoOwningSessionError.instance.code, "no_owning_session")
+        const failed = (reason: Reason) =>
+          TodoWriteError.code(SessionLogError.fromReason({ method: "append", session: "s", reason }))
+        assert.strictEqual(failed(new Locked({ detail: "pid 7" })), "session_locked")
+        assert.strictEqual(failed(new StorageFailure({ detail: "ENOSPC" })), "storage_failed")
+        assert.strictEqual(failed(new Corrupt({ detail: "bad line" })), "storage_failed")
+        assert.strictEqual(failed(new InvariantViolation({ rule: "r", detail: "d" })), "rejected_by_log")
+      }).pipe(Effect.provide(env(false))))
 
     it.effect("fails with a typed error when no agent session owns the call, and writes nothing", () =>
       Effect.gen(function*() {
@@ -335,6 +383,43 @@ describe("TodoWrite", () => {
           counts: { pending: 1, in_progress: 1, completed: 0 }
         })
       }).pipe(Effect.provide(env(false))))
+
+    it.effect("the model reads a short hint after a write with pending work and nothing in_progress", () =>
+      Effect.gen(function*() {
+        const handlers = yield* TodoWrite.toolkit({ allowParallelInProgress: false })
+        const results = yield* Stream.runCollect(
+          yield* handlers.handle("todo_write", { todos: [{ content: "a", status: "completed" }, { content: "b", status: "pending" }] })
+        )
+        assert.strictEqual(
+          results[0]!.encodedResult,
+          "Updated todo list: 1 pending, 0 in progress, 1 completed. Hint: mark your current step in_progress."
+        )
+      }).pipe(AgentSession.provide(session), Effect.provide(env(false))))
+
+    it.effect("reports every problem of a call in one tool result, shape and rules together", () =>
+      Effect.gen(function*() {
+        const handlers = yield* TodoWrite.toolkit({ allowParallelInProgress: false })
+        const results = yield* Stream.runCollect(
+          yield* handlers.handle("todo_write", {
+            todos: [
+              { content: "Read", status: "pending", id: 1 },
+              { content: "A", status: "in_progress" },
+              { content: "Write", status: "done" },
+              { content: "a ", status: "in_progress" },
+              { content: "  ", status: "pending" }
+            ]
+          })
+        )
+        assert.isTrue(results[0]!.isFailure)
+        const error = results[0]!.result as TodoWriteError.TodoValidationError
+        assert.deepStrictEqual(error.violations.map((v) => v.code), [
+          "excess_property",
+          "invalid_status",
+          "duplicate_content",
+          "empty_content",
+          "too_many_in_progress"
+        ])
+      }).pipe(AgentSession.provide(session), Effect.provide(env(false))))
 
     it.effect("rejects excess keys through the toolkit instead of stripping them", () =>
       Effect.gen(function*() {
