@@ -47,6 +47,12 @@ export interface Options {
    * the journal holds `checkpointBytes` (default 4 MiB). Pays off with many concurrent sessions.
    */
   readonly journal?: boolean | { readonly checkpointBytes?: number | undefined } | undefined
+  /**
+   * Sessions to open for appending while the layer is built, held until it closes: their locks are
+   * taken and torn tails cut then, so a session another process holds fails the layer (a server
+   * refuses to start) instead of its first append.
+   */
+  readonly open?: ReadonlyArray<SessionId.SessionId> | undefined
 }
 
 /**
@@ -208,6 +214,10 @@ export const layerFileSystem = (
             Stream.takeWhile((entry) => entry.seq < committedEnd)
           )
         }))
+
+      for (const session of options.open ?? []) {
+        yield* openWriter(session).pipe(Effect.mapError(SessionLog.toError("open", session)))
+      }
 
       return yield* SessionLog.make({
         append: (session, batch) =>
