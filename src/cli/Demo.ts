@@ -25,15 +25,15 @@ export const command = Command.make("demo", {
     const session = yield* SessionArgument.decode(`demo-${yield* Clock.currentTimeMillis}`)
     yield* Console.log(`A scripted agent (a fake LanguageModel, no network) uses todo_write, single-active policy.`)
     yield* Console.log(`Session log: ${SessionLogFile.fileOf(path, target, session)}`)
-    yield* Effect.gen(function*() {
+    yield* Store.reported(Effect.gen(function*() {
       yield* DemoScript.run(session)
       yield* Console.log(`\n== Replayed from the log: todo-write show --dir ${target} --history turns ${session}\n`)
-      yield* Show.printSession(session, Option.some("turns"), false)
+      yield* Show.printSession(session, Option.some("turns"), false, target)
     }).pipe(
       Effect.provide(
         Layer.mergeAll(TodoWrite.layer, ProjectionStore.layer).pipe(
           Layer.provideMerge(Layer.mergeAll(Store.fileLog(target), TodoPolicy.layer({ allowParallelInProgress: false })))
         )
       )
-    )
+    ), `the demo in ${target}`)
   })).pipe(Command.withDescription("Watch a scripted agent plan, work, make a mistake and recover, then replay its log"))

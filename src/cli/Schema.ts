@@ -33,7 +33,7 @@ export const command = Command.make("schema", {
   ),
   format: Flag.Literals("format", formats).pipe(
     Flag.withDescription(
-      "Which tool object: mcp, openai (Chat Completions), openai-responses (Responses API), anthropic, or all"
+      "Which tool object: mcp, openai (Chat Completions), openai-responses (Responses API), anthropic, or all (default: all)"
     ),
     Flag.withDefault("all")
   ),

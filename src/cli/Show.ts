@@ -7,16 +7,25 @@ import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import type * as SessionId from "../log/SessionId.ts"
 import * as Checklist from "../todo/Checklist.ts"
 import * as TodoHistory from "../todo/TodoHistory.ts"
+import * as Output from "./Output.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
 
 const timeOf = (time: number | undefined) => time === undefined ? "never" : DateTime.formatIso(DateTime.makeUnsafe(time))
 
-/** Prints a session's current list, and its history when asked, as a checklist or as JSON. */
-export const printSession = (id: SessionId.SessionId, history: Option.Option<TodoHistory.By>, json: boolean) =>
+/**
+ * Prints a session's current list, and its history when asked, as a checklist or as JSON. `where`
+ * says where the log is, for the message when the session isn't there.
+ */
+export const printSession = (
+  id: SessionId.SessionId,
+  history: Option.Option<TodoHistory.By>,
+  json: boolean,
+  where: string
+) =>
   Effect.gen(function*() {
     const log = yield* CheckedSessionLog
-    if (!(yield* log.sessions).includes(id)) return yield* Store.userError(`no session ${id}`)
+    if (!(yield* log.sessions).includes(id)) return yield* Store.userError(`no session ${id} in ${where}`)
     const replay = yield* TodoHistory.replay(log.read(id), Option.getOrUndefined(history))
     if (json) {
       const out = { session: id, events: replay.events, todos: replay.todos }
@@ -29,7 +38,10 @@ export const printSession = (id: SessionId.SessionId, history: Option.Option<Tod
         : `Write at seq ${snapshot.seq}, ${timeOf(snapshot.time)}`
       lines.push(`-- ${label}`, Checklist.render(snapshot.todos), "")
     }
-    lines.push(`Session ${id}: ${replay.events} events, last at ${timeOf(replay.lastTime)}`, Checklist.render(replay.todos))
+    lines.push(
+      `Session ${id}: ${Output.count(replay.events, "event")}, last at ${timeOf(replay.lastTime)}`,
+      Checklist.render(replay.todos)
+    )
     yield* Console.log(lines.join("\n"))
   })
 
@@ -43,6 +55,11 @@ export const command = Command.make("show", {
   ),
   json: Flag.Boolean("json").pipe(Flag.withDescription("Print JSON for machines"), Flag.withDefault(false))
 }, ({ dir, store, session, history, json }) =>
-  Effect.flatMap(SessionArgument.decode(session), (id) => printSession(id, history, json)).pipe(
-    Effect.provide(Store.log(store, dir))
-  )).pipe(Command.withDescription("Replay a session and print its current todo list as a checklist"))
+  Effect.gen(function*() {
+    const id = yield* SessionArgument.decode(session)
+    const where = yield* Store.describe(store, dir)
+    yield* Store.reported(
+      printSession(id, history, json, where).pipe(Effect.provide(Store.existing(store, dir))),
+      `session ${id} in ${where}`
+    )
+  })).pipe(Command.withDescription("Replay a session and print its current todo list as a checklist"))

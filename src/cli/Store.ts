@@ -2,20 +2,28 @@
  * The checked session log a command works on: JSONL files in a directory, or PostgreSQL at
  * `$DATABASE_URL`. The PostgreSQL driver is an optional peer dependency, loaded only when asked for.
  */
-import { Config, Effect, type FileSystem, Layer, type Path } from "effect"
+import { Config, Effect, FileSystem, Layer, Path } from "effect"
 import { CliError, Flag } from "effect/cli"
 import type { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import * as SessionLogFile from "../log/file/SessionLogFile.ts"
+import type * as SessionId from "../log/SessionId.ts"
 import { SessionLog } from "../log/SessionLog.ts"
-import type { SessionLogError } from "../log/SessionLogError.ts"
+import { SessionLogError } from "../log/SessionLogError.ts"
 import * as TodoEvents from "../todo/TodoEvents.ts"
 
 export const defaultDirectory = "./.todo-write/sessions"
 
 export const userError = (message: string) => new CliError.UserError({ cause: message, userMessage: message })
 
+/**
+ * A failed log operation as the one line a user reads, after what the command was doing, instead of
+ * a stack trace.
+ */
+export const reported = <A, E, R>(effect: Effect.Effect<A, E, R>, doing: string) =>
+  Effect.mapError(effect, (error) => error instanceof SessionLogError ? userError(`${doing}: ${error.message}`) : error)
+
 export const directory = Flag.String("dir").pipe(
-  Flag.withDescription("The directory of session logs, one <session>.jsonl file per session"),
+  Flag.withDescription(`The directory of session logs, one <session>.jsonl file per session (default: ${defaultDirectory})`),
   Flag.withDefault(defaultDirectory)
 )
 
@@ -23,14 +31,20 @@ export const storeChoices = ["file", "postgres"] as const
 export type Store = (typeof storeChoices)[number]
 
 export const store = Flag.Literals("store", storeChoices).pipe(
-  Flag.withDescription("Where session logs live: JSONL files in --dir, or PostgreSQL at $DATABASE_URL"),
+  Flag.withDescription("Where session logs live: JSONL files in --dir, or PostgreSQL at $DATABASE_URL (default: file)"),
   Flag.withDefault("file")
 )
+
+/** Where the chosen store keeps sessions, for messages: the absolute directory, or PostgreSQL. */
+export const describe = (kind: Store, dir: string) =>
+  Effect.map(Path.Path, (path) => kind === "file" ? path.resolve(dir) : "PostgreSQL at $DATABASE_URL")
 
 /** The raw PostgreSQL log, its driver imported only now. */
 const postgres: Layer.Layer<SessionLog, SessionLogError | CliError.UserError> = Layer.unwrap(Effect.gen(function*() {
   const url = yield* Config.Redacted("DATABASE_URL").pipe(
-    Effect.mapError((error) => userError(`--store postgres reads the server's URL from DATABASE_URL: ${error.message}`))
+    Effect.mapError(() =>
+      userError("--store postgres reads the server's URL from DATABASE_URL, which is not set (e.g. postgres://user@host:5432/db)")
+    )
   )
   const [{ PgClient }, SessionLogSql] = yield* Effect.tryPromise({
     try: () => Promise.all([import("@effect/sql-pg"), import("../log/sql/SessionLogSql.ts")]),
@@ -43,12 +57,35 @@ const postgres: Layer.Layer<SessionLog, SessionLogError | CliError.UserError> = 
   )
 }))
 
-/** The checked log over JSONL files in a directory. */
-export const fileLog = (dir: string) => TodoEvents.layerChecked.pipe(Layer.provide(SessionLogFile.layerFileSystem({ directory: dir })))
+/**
+ * The checked log over JSONL files in a directory, created if missing; the sessions in `open` are
+ * held (their locks taken) from the start.
+ */
+export const fileLog = (dir: string, open?: ReadonlyArray<SessionId.SessionId>) =>
+  TodoEvents.layerChecked.pipe(Layer.provide(SessionLogFile.layerFileSystem({ directory: dir, open })))
 
-/** The checked log of the chosen store. */
-export const log = (
-  kind: Store,
-  dir: string
-): Layer.Layer<CheckedSessionLog, SessionLogError | CliError.UserError, FileSystem.FileSystem | Path.Path> =>
-  kind === "file" ? fileLog(dir) : TodoEvents.layerChecked.pipe(Layer.provide(postgres))
+/** Fails, naming it, unless the path is an existing directory: looking into logs never creates one. */
+export const existingDirectory = (dir: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const absolute = (yield* Path.Path).resolve(dir)
+    const info = yield* fs.stat(absolute).pipe(Effect.option)
+    if (info._tag === "None") return yield* userError(`no directory ${absolute} (--dir)`)
+    if (info.value.type !== "Directory") return yield* userError(`${absolute} is not a directory (--dir)`)
+    return absolute
+  })
+
+type Log = Layer.Layer<CheckedSessionLog, SessionLogError | CliError.UserError, FileSystem.FileSystem | Path.Path>
+
+/** The checked log of the chosen store, to look into: a missing directory is an error, never created. */
+export const existing = (kind: Store, dir: string): Log =>
+  kind === "file"
+    ? Layer.unwrap(Effect.as(existingDirectory(dir), fileLog(dir)))
+    : TodoEvents.layerChecked.pipe(Layer.provide(postgres))
+
+/**
+ * The checked log a server writes one session to: the directory is created if missing, and the
+ * session is opened (its lock held) while the layer is built, so a session in use fails it.
+ */
+export const serving = (kind: Store, dir: string, session: SessionId.SessionId): Log =>
+  kind === "file" ? fileLog(dir, [session]) : TodoEvents.layerChecked.pipe(Layer.provide(postgres))

@@ -1,57 +1,87 @@
 /**
- * `todo-write verify`: loads session files through every check and invariant, line by line.
+ * `todo-write verify`: loads sessions through every check and invariant and reports each as ok,
+ * repaired or bad. Session files are read line by line (a torn tail is cut when no one holds the
+ * session); in PostgreSQL, each session is read through the checked log.
  */
-import { Console, Effect, Path } from "effect"
+import { Console, Effect, Path, Result, Stream } from "effect"
 import { Argument, Command } from "effect/cli"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import * as SessionLogFile from "../log/file/SessionLogFile.ts"
 import type * as SessionId from "../log/SessionId.ts"
 import * as TodoEvents from "../todo/TodoEvents.ts"
+import * as Output from "./Output.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
 
-/** One session's line of the report, and whether it failed. */
-const verifySession = (dir: string, id: SessionId.SessionId) =>
+/** One session's row of the report. */
+interface Outcome {
+  readonly status: "ok" | "repaired" | "BAD" | "MISSING"
+  readonly detail: string
+}
+
+const outcome = (status: Outcome["status"], detail: string): Outcome => ({ status, detail: Output.oneLine(detail) })
+
+const isBad = (outcome: Outcome) => outcome.status === "BAD" || outcome.status === "MISSING"
+
+/** A session file, line by line. */
+const verifyFile = (dir: string, id: SessionId.SessionId) =>
   Effect.gen(function*() {
     const path = yield* Path.Path
     const found = yield* SessionLogFile.verify({ directory: dir }, id, TodoEvents.invariants)
-    if (found === undefined) return { bad: true, line: `MISSING  no file ${SessionLogFile.fileOf(path, dir, id)}` }
+    if (found === undefined) return outcome("MISSING", `no file ${SessionLogFile.fileOf(path, dir, id)}`)
     if (found.violation !== undefined) {
       const { line, reason } = found.violation
-      return {
-        bad: true,
-        line: `BAD      ${found.path}, line ${line}: invariant "${reason.rule}" violated at seq ${reason.seq}: ${reason.detail}`
-      }
+      return outcome(
+        "BAD",
+        `${found.path}, line ${line}: invariant "${reason.rule}" violated at seq ${reason.seq}: ${reason.detail}`
+      )
     }
-    if (found.tornTailBytes === 0) return { bad: false, line: `ok       ${found.events} events` }
-    const repaired = yield* Effect.exit(SessionLogFile.repair({ directory: dir }, id))
-    return {
-      bad: false,
-      line: repaired._tag === "Success"
-        ? `repaired ${found.events} events; cut a torn tail of ${found.tornTailBytes} bytes (a write that was never acknowledged)`
-        : `ok       ${found.events} events; a torn tail of ${found.tornTailBytes} bytes was left: the session is in use`
+    const events = Output.count(found.events, "event")
+    if (found.tornTailBytes === 0) return outcome("ok", events)
+    const repaired = yield* Effect.result(SessionLogFile.repair({ directory: dir }, id))
+    if (Result.isSuccess(repaired)) {
+      return outcome("repaired", `${events}; cut a torn tail of ${found.tornTailBytes} bytes (a write that was never acknowledged)`)
     }
-  }).pipe(Effect.catch((error) => Effect.succeed({ bad: true, line: `BAD      ${error.message}` })))
+    const why = repaired.failure.reason._tag === "Locked" ? "the session is in use" : repaired.failure.message
+    return outcome("ok", `${events}; a torn tail of ${found.tornTailBytes} bytes was left: ${why}`)
+  }).pipe(Effect.catch((error) => Effect.succeed(outcome("BAD", error.message))))
+
+/** A session of any store, read whole through the checked log. */
+const verifyLog = (sessions: ReadonlyArray<SessionId.SessionId>, id: SessionId.SessionId, where: string) =>
+  Effect.gen(function*() {
+    if (!sessions.includes(id)) return outcome("MISSING", `no session in ${where}`)
+    const events = yield* Stream.runCount((yield* CheckedSessionLog).read(id))
+    return outcome("ok", Output.count(events, "event"))
+  }).pipe(Effect.catch((error) => Effect.succeed(outcome("BAD", error.message))))
 
 export const command = Command.make("verify", {
   dir: Store.directory,
+  store: Store.store,
   sessions: Argument.String("session").pipe(
-    Argument.withDescription("Sessions to check (default: all in the directory)"),
+    Argument.withDescription("Sessions to check (default: all in the store)"),
     Argument.variadic()
   )
-}, ({ dir, sessions }) =>
+}, ({ dir, store, sessions }) =>
   Effect.gen(function*() {
-    const ids = sessions.length > 0
-      ? yield* Effect.forEach(sessions, SessionArgument.decode)
-      : yield* (yield* CheckedSessionLog).sessions
-    let bad = 0
-    for (const id of ids) {
-      const outcome = yield* verifySession(dir, id)
-      if (outcome.bad) bad++
-      yield* Console.log(`${id}  ${outcome.line}`)
-    }
-    if (ids.length === 0) yield* Console.log(`no sessions in ${dir}`)
-    if (bad > 0) return yield* Store.userError(`${bad} of ${ids.length} sessions failed verification`)
-  }).pipe(Effect.provide(Store.fileLog(dir)))).pipe(
+    const where = yield* Store.describe(store, dir)
+    yield* Store.reported(
+      Effect.gen(function*() {
+        const all = yield* (yield* CheckedSessionLog).sessions
+        const ids = sessions.length > 0 ? yield* Effect.forEach(sessions, SessionArgument.decode) : all
+        if (ids.length === 0) return yield* Console.log(`no sessions in ${where}`)
+        const width = Math.max(...ids.map((id) => id.length))
+        let bad = 0
+        for (const id of ids) {
+          const found = store === "file" ? yield* verifyFile(dir, id) : yield* verifyLog(all, id, where)
+          if (isBad(found)) bad++
+          yield* Console.log(`${id.padEnd(width)}  ${found.status.padEnd(8)}  ${found.detail}`)
+        }
+        if (bad > 0) {
+          return yield* Store.userError(`${bad} of ${Output.count(ids.length, "session")} failed verification`)
+        }
+      }).pipe(Effect.provide(Store.existing(store, dir))),
+      `verifying ${where}`
+    )
+  })).pipe(
     Command.withDescription("Load sessions, run every invariant, and report each as ok, repaired or bad (exit 1)")
   )

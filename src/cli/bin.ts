@@ -6,9 +6,10 @@ import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Effect, Layer, Logger } from "effect"
 import { Command } from "effect/cli"
 import * as Cli from "./Cli.ts"
+import * as Output from "./Output.ts"
 
 Command.run(Cli.command, { version: Cli.version }).pipe(
   // stdout carries JSON-RPC under `serve`: logs go to stderr.
-  Effect.provide(Layer.merge(NodeServices.layer, Layer.succeed(Logger.LogToStderr, true))),
+  Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Logger.LogToStderr, true), Output.layer)),
   NodeRuntime.runMain
 )

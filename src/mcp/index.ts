@@ -1,10 +1,12 @@
 /**
- * `effect-todo-write/mcp`: `todo_write` on Effect's MCP server, and its definition as MCP, OpenAI and
- * Anthropic tool objects.
+ * `effect-todo-write/mcp`: `todo_write` on Effect's MCP server, a checked stdio transport for it, and
+ * its definition as MCP, OpenAI and Anthropic tool objects.
  *
  * @since 0.2.0
  */
 
+/** @since 0.2.0 */
+export * as McpStdio from "./McpStdio.ts"
 /** @since 0.2.0 */
 export * as TodoWriteMcp from "./TodoWriteMcp.ts"
 /** @since 0.2.0 */

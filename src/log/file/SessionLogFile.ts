@@ -24,7 +24,7 @@
  * @since 0.2.0
  */
 import { Effect, Exit, FileSystem, Layer, Path, Result, Schema, Scope, Semaphore, Stream } from "effect"
-import type * as SessionId from "../SessionId.ts"
+import * as SessionId from "../SessionId.ts"
 import * as SessionInvariant from "../SessionInvariant.ts"
 import * as SessionLog from "../SessionLog.ts"
 import { InvalidOptions, type InvariantViolation, SessionLogError } from "../SessionLogError.ts"
@@ -62,7 +62,13 @@ export const Options = Schema.Struct({
    * (so a file with no newline is never read whole into memory), and an append whose line would be
    * longer is refused (`InvalidPayload`).
    */
-  maxLineBytes: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1024, maximum: 256 * 1024 * 1024 })))
+  maxLineBytes: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1024, maximum: 256 * 1024 * 1024 }))),
+  /**
+   * Sessions to open for appending while the layer is built, held until it closes: their locks are
+   * taken and torn tails cut then, so a session another process holds fails the layer (a server
+   * refuses to start) instead of its first append.
+   */
+  open: Schema.optional(Schema.Array(SessionId.SessionId))
 })
 
 /**
@@ -249,6 +255,10 @@ export const layerFileSystem = (
             Stream.takeWhile((entry) => entry.seq < committedEnd)
           )
         }))
+
+      for (const session of options.open ?? []) {
+        yield* openWriter(session).pipe(Effect.mapError(SessionLog.toError("open", session)))
+      }
 
       return yield* SessionLog.make({
         append: (session, batch) =>

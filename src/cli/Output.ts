@@ -1,0 +1,37 @@
+/**
+ * How the CLI reports: errors as one line each on stderr, a usage error as that line and a hint to
+ * `--help` instead of the whole help first. Errors never go to stdout, which under `serve` is the
+ * JSON-RPC channel.
+ */
+import { Console, Effect, Layer } from "effect"
+import { CliOutput } from "effect/cli"
+
+/** A message on one line: control characters (a newline, an escape sequence) become spaces. */
+export const oneLine = (message: string) => message.replace(/[\u0000-\u001f\u007f][\u0000-\u0020\u007f]*/g, " ").trim()
+
+const defaults = CliOutput.defaultFormatter()
+
+export const formatter: CliOutput.Formatter = {
+  ...defaults,
+  formatError: (error) => `todo-write: ${oneLine(error.message)}`,
+  formatErrors: (errors) => errors.map((error) => `todo-write: ${oneLine(error.message)}`).join("\n")
+}
+
+export const presenter: CliOutput.Presenter = {
+  present: (event) =>
+    Effect.gen(function*() {
+      switch (event._tag) {
+        case "InvalidInvocation":
+          yield* Console.error(formatter.formatErrors(event.errors))
+          return yield* Console.error(`Run \`${event.commandPath.join(" ")} --help\` for usage.`)
+        default:
+          return yield* CliOutput.defaultPresenter.present(event)
+      }
+    })
+}
+
+/** The CLI's formatter and presenter, for `Command.run`. */
+export const layer = Layer.mergeAll(CliOutput.layer(formatter), CliOutput.layerPresenter(presenter))
+
+/** A count with its noun: "1 event", "2 events". */
+export const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`

@@ -1,0 +1,126 @@
+/**
+ * Running the `todo-write` executable in tests, as a user or an MCP client does: real processes.
+ */
+import { execFile, spawn } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll } from "vitest"
+import * as Format from "../../src/log/file/Format.ts"
+
+export const bin = new URL("../../src/cli/bin.ts", import.meta.url).pathname
+
+const directories: Array<string> = []
+afterAll(() => directories.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
+
+/** A new temporary directory, removed after the file's tests. */
+export const tempDirectory = () => {
+  const dir = mkdtempSync(join(tmpdir(), "todo-write-cli-"))
+  directories.push(dir)
+  return dir
+}
+
+export interface Run {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the executable to its end. */
+export const cli = (
+  args: ReadonlyArray<string>,
+  options: { readonly cwd?: string; readonly env?: Record<string, string> } = {}
+) =>
+  new Promise<Run>((resolve) => {
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd: options.cwd, timeout: 30_000, env: { ...process.env, ...options.env } },
+      (error, stdout, stderr) => {
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
+      }
+    )
+  })
+
+/** One JSON-RPC message as a line. */
+export const frame = (message: object) => JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n"
+
+export const initialize = (id: number | string = 1) =>
+  frame({
+    id,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } }
+  })
+
+/** A started `todo-write serve` process fed raw bytes, read line by line. */
+export interface Served {
+  readonly pid: number
+  /** Writes raw bytes to its stdin. */
+  readonly write: (data: string | Uint8Array) => void
+  /** Resolves with the first `count` lines of its stdout, parsed. */
+  readonly replies: (count: number) => Promise<Array<any>>
+  /** Resolves once stderr holds `text`. */
+  readonly stderrIncludes: (text: string) => Promise<string>
+  /** Closes its stdin and resolves when it exits. */
+  readonly end: () => Promise<Run>
+  /** Resolves when it exits by itself. */
+  readonly exited: Promise<Run>
+}
+
+/** Starts `todo-write serve` with these arguments. */
+export const serve = (args: ReadonlyArray<string>, options: { readonly cwd?: string } = {}): Served => {
+  const child = spawn(process.execPath, [bin, "serve", ...args], { cwd: options.cwd, stdio: "pipe" })
+  let stdout = ""
+  let stderr = ""
+  const waiters: Array<() => void> = []
+  const wake = () => waiters.splice(0).forEach((f) => f())
+  child.stdout.on("data", (data) => (stdout += data, wake()))
+  child.stderr.on("data", (data) => (stderr += data, wake()))
+  const exited = new Promise<Run>((resolve) =>
+    child.on("exit", (code) => (wake(), resolve({ code: code ?? -1, stdout, stderr })))
+  )
+  const until = <A>(ready: () => A | undefined, what: () => string) =>
+    new Promise<A>((resolve, reject) => {
+      const check = () => {
+        const value = ready()
+        if (value !== undefined) return resolve(value)
+        if (child.exitCode !== null) {
+          return reject(new Error(`exited (${child.exitCode}) before ${what()}; stderr: ${stderr}`))
+        }
+        waiters.push(check)
+      }
+      check()
+    })
+  return {
+    pid: child.pid!,
+    write: (data) => child.stdin.write(data),
+    replies: (count) =>
+      until(() => {
+        const lines = stdout.split("\n").filter((line) => line.length > 0)
+        return lines.length >= count ? lines.slice(0, count).map((line) => JSON.parse(line)) : undefined
+      }, () => `${count} replies; stdout: ${stdout}`),
+    stderrIncludes: (text) => until(() => stderr.includes(text) ? stderr : undefined, () => `stderr showed ${text}`),
+    end: () => (child.stdin.end(), exited),
+    exited
+  }
+}
+
+/** Writes a session file as the file backend would: a header, then one checksummed line per event. */
+export const writeSession = (
+  dir: string,
+  session: string,
+  events: ReadonlyArray<{ readonly type: string; readonly data: unknown }>
+) => {
+  const lines = [new TextDecoder().decode(Format.headerLine(session, 1_700_000_000_000))]
+  for (const [seq, event] of events.entries()) {
+    lines.push(Format.entryLine(event.type, seq, 1_700_000_000_000 + seq, JSON.stringify(event.data)))
+  }
+  writeFileSync(join(dir, Format.fileName(session)), lines.join(""))
+  return join(dir, Format.fileName(session))
+}
+
+/** A `todo/write` event. */
+export const write = (...todos: ReadonlyArray<readonly [string, "pending" | "in_progress" | "completed"]>) => ({
+  type: "todo/write",
+  data: { todos: todos.map(([content, status]) => ({ content, status })) }
+})
