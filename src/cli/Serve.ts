@@ -8,6 +8,7 @@ import * as TodoWriteMcp from "../mcp/TodoWriteMcp.ts"
 import * as AgentSession from "../todo/AgentSession.ts"
 import * as TodoPolicy from "../todo/TodoPolicy.ts"
 import { inProgressChoices, policyOf } from "./Policy.ts"
+import * as ServeHttp from "./ServeHttp.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
 import { version } from "./Version.ts"
@@ -23,9 +24,14 @@ export const command = Command.make("serve", {
     Flag.withDescription(
       "REQUIRED. single: at most one todo in_progress; parallel: several when work truly runs in parallel"
     )
-  )
-}, ({ dir, store, session, inProgress }) =>
+  ),
+  ...ServeHttp.flags
+}, ({ dir, store, session, inProgress, http, host, port, tokenFile }) =>
   Effect.gen(function*() {
+    if (http) {
+      if (Option.isSome(session)) return yield* Store.userError("--session is for stdio; over --http the URL names it")
+      return yield* ServeHttp.serve({ host, port, tokenFile, store, dir, inProgress })
+    }
     const id = yield* SessionArgument.decode(Option.getOrElse(session, () => crypto.randomUUID()))
     const where = store === "file" ? dir : "PostgreSQL ($DATABASE_URL)"
     yield* Console.error(`todo-write: serving todo_write over stdio; session ${id} in ${where} (in_progress: ${inProgress})`)

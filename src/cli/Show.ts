@@ -9,6 +9,7 @@ import * as Checklist from "../todo/Checklist.ts"
 import * as TodoHistory from "../todo/TodoHistory.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
+import * as Tree from "./Tree.ts"
 
 const timeOf = (time: number | undefined) => time === undefined ? "never" : DateTime.formatIso(DateTime.makeUnsafe(time))
 
@@ -41,8 +42,12 @@ export const command = Command.make("show", {
     Flag.withDescription("Also show the list as it stood at the end of each turn, or after each write"),
     Flag.optional
   ),
-  json: Flag.Boolean("json").pipe(Flag.withDescription("Print JSON for machines"), Flag.withDefault(false))
-}, ({ dir, store, session, history, json }) =>
-  Effect.flatMap(SessionArgument.decode(session), (id) => printSession(id, history, json)).pipe(
+  json: Flag.Boolean("json").pipe(Flag.withDescription("Print JSON for machines"), Flag.withDefault(false)),
+  tree: Flag.Boolean("tree").pipe(
+    Flag.withDescription("Show the plan tree: the list, then each sub-agent's list and status, recursively"),
+    Flag.withDefault(false)
+  )
+}, ({ dir, store, session, history, json, tree }) =>
+  Effect.flatMap(SessionArgument.decode(session), (id) => tree ? Tree.print(id, json) : printSession(id, history, json)).pipe(
     Effect.provide(Store.log(store, dir))
   )).pipe(Command.withDescription("Replay a session and print its current todo list as a checklist"))

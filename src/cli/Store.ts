@@ -8,7 +8,7 @@ import type { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import * as SessionLogFile from "../log/file/SessionLogFile.ts"
 import { SessionLog } from "../log/SessionLog.ts"
 import type { SessionLogError } from "../log/SessionLogError.ts"
-import * as TodoEvents from "../todo/TodoEvents.ts"
+import * as SubagentEvents from "../todo/SubagentEvents.ts"
 
 export const defaultDirectory = "./.todo-write/sessions"
 
@@ -44,11 +44,11 @@ const postgres: Layer.Layer<SessionLog, SessionLogError | CliError.UserError> = 
 }))
 
 /** The checked log over JSONL files in a directory. */
-export const fileLog = (dir: string) => TodoEvents.layerChecked.pipe(Layer.provide(SessionLogFile.layerFileSystem({ directory: dir })))
+export const fileLog = (dir: string) => SubagentEvents.layerChecked.pipe(Layer.provide(SessionLogFile.layerFileSystem({ directory: dir })))
 
 /** The checked log of the chosen store. */
 export const log = (
   kind: Store,
   dir: string
 ): Layer.Layer<CheckedSessionLog, SessionLogError | CliError.UserError, FileSystem.FileSystem | Path.Path> =>
-  kind === "file" ? fileLog(dir) : TodoEvents.layerChecked.pipe(Layer.provide(postgres))
+  kind === "file" ? fileLog(dir) : SubagentEvents.layerChecked.pipe(Layer.provide(postgres))

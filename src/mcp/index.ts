@@ -1,11 +1,15 @@
 /**
- * `effect-todo-write/mcp`: `todo_write` on Effect's MCP server, and its definition as MCP, OpenAI and
- * Anthropic tool objects.
+ * `effect-todo-write/mcp`: `todo_write` on Effect's MCP server (stdio, or Streamable HTTP with a
+ * session per client behind `HttpAccess`), and its definition as MCP, OpenAI and Anthropic tool objects.
  *
  * @since 0.2.0
  */
 
 /** @since 0.2.0 */
+export * as HttpAccess from "./HttpAccess.ts"
+/** @since 0.2.0 */
 export * as TodoWriteMcp from "./TodoWriteMcp.ts"
+/** @since 0.2.0 */
+export * as TodoWriteMcpHttp from "./TodoWriteMcpHttp.ts"
 /** @since 0.2.0 */
 export * as ToolDefinition from "./ToolDefinition.ts"

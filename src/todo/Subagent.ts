@@ -74,6 +74,42 @@ export const ancestors = Effect.fn("Subagent.ancestors")(
 )
 
 /**
+ * Whether `child` may be linked under `parent` (`undefined`: a session not named yet, so new),
+ * without writing anything: fails with the reason `link` would. Answers what `link` has to write.
+ *
+ * @since 0.2.0
+ * @category linking
+ */
+export const check = Effect.fn("Subagent.check")(
+  function*(parent: SessionId, child: SessionId | undefined, limits: Limits = defaultLimits) {
+    const log = yield* CheckedSessionLog
+    const store = yield* ProjectionStore
+    const refuse = (reason: SubagentError["reason"]) =>
+      SubagentError.fromReason({ method: "link", session: parent, child, reason })
+    const above = yield* ancestors(parent, limits)
+    const cycleAt = child === undefined ? -1 : [parent, ...above].indexOf(child)
+    if (child !== undefined && cycleAt !== -1) {
+      return yield* refuse(new Cycle({ path: [child, ...[parent, ...above].slice(0, cycleAt), child] }))
+    }
+    if (above.length + 1 > limits.maxDepth) {
+      return yield* refuse(new TooDeep({ depth: above.length + 1, max: limits.maxDepth }))
+    }
+    const siblings = yield* store.get(SubagentProjection.children, parent)
+    const existing = siblings.find((c) => c.child === child)
+    if (existing === undefined && siblings.length >= limits.maxChildren) {
+      return yield* refuse(new TooManyChildren({ count: siblings.length + 1, max: limits.maxChildren }))
+    }
+    if (child === undefined) return { nameParent: true, start: true }
+    const linked = yield* store.get(SubagentProjection.parent, child)
+    if (linked !== null && linked !== parent) return yield* refuse(new OtherParent({ parent: linked }))
+    if (linked === null && (yield* log.read(child).pipe(Stream.take(1), Stream.runCollect)).length > 0) {
+      return yield* refuse(new NotNew())
+    }
+    return { nameParent: linked === null, start: existing?.status !== "running" }
+  }
+)
+
+/**
  * Links `child` under `parent` in both logs: `subagent/parent` as the child's first event (unless
  * the child already names this parent), then `subagent/start` in the parent's log (unless the child
  * is already running there). Refused, with nothing written, when the child is the parent or one of
@@ -86,31 +122,10 @@ export const ancestors = Effect.fn("Subagent.ancestors")(
 export const link = Effect.fn("Subagent.link")(
   function*(parent: SessionId, child: SessionId, limits: Limits = defaultLimits) {
     const log = yield* CheckedSessionLog
-    const store = yield* ProjectionStore
-    const refuse = (reason: SubagentError["reason"]) =>
-      SubagentError.fromReason({ method: "link", session: parent, child, reason })
-    const above = yield* ancestors(parent, limits)
-    const cycleAt = [parent, ...above].indexOf(child)
-    if (cycleAt !== -1) {
-      return yield* refuse(new Cycle({ path: [child, ...[parent, ...above].slice(0, cycleAt), child] }))
-    }
-    if (above.length + 1 > limits.maxDepth) {
-      return yield* refuse(new TooDeep({ depth: above.length + 1, max: limits.maxDepth }))
-    }
-    const siblings = yield* store.get(SubagentProjection.children, parent)
-    const existing = siblings.find((c) => c.child === child)
-    if (existing === undefined && siblings.length >= limits.maxChildren) {
-      return yield* refuse(new TooManyChildren({ count: siblings.length + 1, max: limits.maxChildren }))
-    }
-    const linked = yield* store.get(SubagentProjection.parent, child)
-    if (linked === null) {
-      const first = yield* log.read(child).pipe(Stream.take(1), Stream.runCollect)
-      if (first.length > 0) return yield* refuse(new NotNew())
-      yield* log.append(child, SubagentEvents.parent.type, { parent })
-    } else if (linked !== parent) {
-      return yield* refuse(new OtherParent({ parent: linked }))
-    }
-    if (existing?.status !== "running") yield* log.append(parent, SubagentEvents.start.type, { child })
+    const todo = yield* check(parent, child, limits)
+    // The child's side first: a crash in between leaves a back-link the ancestor checks still see.
+    if (todo.nameParent) yield* log.append(child, SubagentEvents.parent.type, { parent })
+    if (todo.start) yield* log.append(parent, SubagentEvents.start.type, { child })
   }
 )
 

@@ -41,9 +41,9 @@ describe("PlanTree", () => {
       assert.strictEqual(tree.session, "root")
       assert.isNull(tree.status)
       assert.deepStrictEqual(tree.todos?.map((t) => t.content), ["Split the work", "Merge results"])
-      assert.deepStrictEqual(tree.children.map((c) => [c.session, c.status]), [["a", "completed"], ["b", "running"]])
+      assert.deepStrictEqual(tree.children.map((c): ReadonlyArray<unknown> => [c.session, c.status]), [["a", "completed"], ["b", "running"]])
       const [a, b] = tree.children
-      assert.deepStrictEqual(a!.children.map((c) => [c.session, c.status, c.todos]), [
+      assert.deepStrictEqual(a!.children.map((c): ReadonlyArray<unknown> => [c.session, c.status, c.todos]), [
         ["a1", "completed", [{ content: "Dig", status: "in_progress" }]]
       ])
       assert.deepStrictEqual(b!.children, [])
