@@ -16,7 +16,7 @@
  *
  * @since 0.2.0
  */
-import { type Cause, Effect, Exit, Layer, Option } from "effect"
+import { type Cause, Effect, Layer } from "effect"
 import { McpProtocol, McpServer } from "effect/ai"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
@@ -87,21 +87,23 @@ export interface Options {
 
 const text = (status: number, body: string) => HttpServerResponse.text(body, { status })
 
-const refused = (error: SubagentError | SessionLogError) =>
+/** A refused link is a conflict the client can act on; a failed store is the server's trouble. */
+const responseTo = (error: SubagentError | SessionLogError) =>
   error._tag === "SubagentError" ? text(409, error.message) : text(503, error.message)
 
-const idOf = (value: string | undefined) => value === undefined ? undefined : Option.getOrUndefined(
-  Option.liftPredicate(value, SessionId.is)
-)
+const idOf = (value: string | undefined): SessionId.SessionId | undefined =>
+  value !== undefined && SessionId.is(value) ? value : undefined
 
 /** Resolves the request's session and parent, links on connect, and provides the `AgentSession`. */
 const sessions = (limits: Subagent.Limits) =>
   HttpRouter.middleware(Effect.gen(function*() {
     const services = yield* Effect.context<CheckedSessionLog | ProjectionStore>()
-    const check = (parent: SessionId.SessionId, child: SessionId.SessionId | undefined) =>
-      Effect.exit(Effect.provideContext(Subagent.check(parent, child, limits), services))
-    const link = (parent: SessionId.SessionId, child: SessionId.SessionId) =>
-      Effect.exit(Effect.provideContext(Subagent.link(parent, child, limits), services))
+    /** Runs a link step; answers the refusal to send instead of the MCP response, if any. */
+    const refusal = <A>(step: Effect.Effect<A, SubagentError | SessionLogError, CheckedSessionLog | ProjectionStore>) =>
+      Effect.provideContext(step, services).pipe(
+        Effect.as(undefined),
+        Effect.catch((error) => Effect.succeed(responseTo(error)))
+      )
     const end = (child: SessionId.SessionId) =>
       Effect.provideContext(Subagent.end(child, "closed"), services).pipe(
         Effect.catch((error) => Effect.logWarning(`todo-write: could not record the end of ${child}`, error))
@@ -118,12 +120,8 @@ const sessions = (limits: Subagent.Limits) =>
         const session = fromUrl ?? idOf(issued)
         if (session === undefined) return text(500, "the MCP session id is not a valid session id")
         if (fromUrl === undefined) yield* Effect.logInfo(`todo-write: new session ${session}`)
-        if (parent !== undefined) {
-          const linked = yield* link(parent, session)
-          if (Exit.isFailure(linked)) {
-            return Option.match(Exit.findErrorOption(linked), { onNone: () => text(500, "internal error"), onSome: refused })
-          }
-        }
+        const refused = parent === undefined ? undefined : yield* refusal(Subagent.link(parent, session, limits))
+        if (refused !== undefined) return refused
         return HttpServerResponse.setHeader(response, sessionHeader, session)
       })
 
@@ -131,7 +129,7 @@ const sessions = (limits: Subagent.Limits) =>
       const request = yield* HttpServerRequest.HttpServerRequest
       const fromUrl = (yield* HttpRouter.params).session
       const mcpSession = request.headers["mcp-session-id"]
-      let session = idOf(fromUrl ?? mcpSession)
+      const session = idOf(fromUrl ?? mcpSession)
       if (fromUrl !== undefined && session === undefined) {
         return text(400, `invalid session id in the URL: expected letters, digits, '_' and '-', at most ${SessionId.maxLength}`)
       }
@@ -141,13 +139,10 @@ const sessions = (limits: Subagent.Limits) =>
       const parent = typeof named === "string" ? idOf(named) : undefined
       if (named !== undefined && parent === undefined) return text(400, "invalid parent session id")
       const connecting = request.method === "POST" && mcpSession === undefined
-      if (connecting && parent !== undefined) {
-        const checked = yield* check(parent, session)
-        if (Exit.isFailure(checked)) return Option.match(Exit.findErrorOption(checked), {
-          onNone: () => text(500, "internal error"),
-          onSome: refused
-        })
-      }
+      const refused = connecting && parent !== undefined
+        ? yield* refusal(Subagent.check(parent, session, limits))
+        : undefined
+      if (refused !== undefined) return refused
       const response = yield* (session === undefined
         ? httpEffect
         : Effect.provideService(httpEffect, AgentSession, AgentSession.of({ sessionId: session })))
