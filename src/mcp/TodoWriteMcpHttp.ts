@@ -16,7 +16,7 @@
  *
  * @since 0.2.0
  */
-import { type Cause, Effect, Layer } from "effect"
+import { type Cause, Effect, Layer, Semaphore } from "effect"
 import { McpProtocol, McpServer } from "effect/ai"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
@@ -98,6 +98,8 @@ const idOf = (value: string | undefined): SessionId.SessionId | undefined =>
 const sessions = (limits: Subagent.Limits) =>
   HttpRouter.middleware(Effect.gen(function*() {
     const services = yield* Effect.context<CheckedSessionLog | ProjectionStore>()
+    // Links are rare: one at a time, so concurrent connects can't overshoot a bound between check and write.
+    const linking = yield* Semaphore.make(1)
     /** Runs a link step; answers the refusal to send instead of the MCP response, if any. */
     const refusal = <A>(step: Effect.Effect<A, SubagentError | SessionLogError, CheckedSessionLog | ProjectionStore>) =>
       Effect.provideContext(step, services).pipe(
@@ -120,7 +122,7 @@ const sessions = (limits: Subagent.Limits) =>
         const session = fromUrl ?? idOf(issued)
         if (session === undefined) return text(500, "the MCP session id is not a valid session id")
         if (fromUrl === undefined) yield* Effect.logInfo(`todo-write: new session ${session}`)
-        const refused = parent === undefined ? undefined : yield* refusal(Subagent.link(parent, session, limits))
+        const refused = parent === undefined ? undefined : yield* refusal(linking.withPermit(Subagent.link(parent, session, limits)))
         if (refused !== undefined) return refused
         return HttpServerResponse.setHeader(response, sessionHeader, session)
       })

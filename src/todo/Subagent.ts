@@ -5,7 +5,9 @@
  * `end` are the two halves, for servers whose children connect and leave on their own (MCP).
  *
  * Links are bounded: at most `maxDepth` levels below a root and `maxChildren` sub-agents per
- * session, and a session is never linked under itself or one of its descendants.
+ * session, and a session is never linked under itself or one of its descendants. Each link is checked
+ * against what is committed when it is made, so links made at the same moment (from several fibers or
+ * processes) don't see each other: serialize them where they can race (the HTTP server does).
  *
  * @since 0.2.0
  */
