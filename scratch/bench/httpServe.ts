@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Comparison, compare, percentile } from "./harness.ts"
@@ -33,9 +33,19 @@ const call = async (client: Client, step: number, latencies: Array<number>) => {
   if (result.isError === true) throw new Error(JSON.stringify(result.content))
 }
 
-/** Starts `serve --http` on a free port; resolves with its base URL and a way to stop it. */
+/** A process's CPU time so far, in ms (Linux `/proc`; 0 elsewhere). */
+const cpuTime = (pid: number | undefined): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return 0
+  }
+}
+
+/** Starts `serve --http` on a free port; resolves with its base URL, its CPU time, and a way to stop it. */
 const startHttp = (dir: string) =>
-  new Promise<{ readonly url: string; readonly stop: () => void }>((resolve, reject) => {
+  new Promise<{ readonly url: string; readonly cpu: () => number; readonly stop: () => void }>((resolve, reject) => {
     const child = spawn(process.execPath, [bin, "serve", "--http", "--port", "0", "--dir", dir, "--in-progress", "single"], {
       stdio: ["ignore", "ignore", "pipe"]
     })
@@ -43,7 +53,9 @@ const startHttp = (dir: string) =>
     child.stderr.on("data", (chunk) => {
       stderr += chunk
       const port = stderr.match(/MCP Streamable HTTP at http:\/\/[^:]+:(\d+)\//)?.[1]
-      if (port !== undefined) resolve({ url: `http://127.0.0.1:${port}`, stop: () => child.kill() })
+      if (port !== undefined) {
+        resolve({ url: `http://127.0.0.1:${port}`, cpu: () => cpuTime(child.pid), stop: () => child.kill() })
+      }
     })
     child.once("exit", (code) => reject(new Error(`serve --http exited with ${code}: ${stderr}`)))
   })
@@ -64,18 +76,19 @@ export const run = async (): Promise<ReadonlyArray<Comparison>> => {
   }))
   const httpLatencies: Array<number> = []
   const stdioLatencies: Array<number> = []
-  const wallSeconds: Array<number> = []
+  const serverCpuPerCall: Array<number> = []
   try {
     const result = await compare({
       name: `MCP over HTTP, ${clients} clients × ${callsPerClient} calls`,
       rounds: 3,
       target: async () => {
         const start = process.hrtime.bigint()
+        const cpuBefore = server.cpu()
         await Promise.all(http.map(async (client) => {
           for (let step = 0; step < callsPerClient; step++) await call(client, step, httpLatencies)
         }))
         const elapsed = Number(process.hrtime.bigint() - start) / 1e3
-        wallSeconds.push(elapsed / 1e6)
+        serverCpuPerCall.push((server.cpu() - cpuBefore) / (clients * callsPerClient))
         return elapsed / (clients * callsPerClient)
       },
       baseline: async () => {
@@ -85,11 +98,12 @@ export const run = async (): Promise<ReadonlyArray<Comparison>> => {
       },
       note: ""
     })
-    const perSecond = (clients * callsPerClient) / percentile(wallSeconds, 50)
+    const perSecond = 1e6 / result.target
     return [{
       ...result,
       note: `${Math.round(perSecond)} calls/s over HTTP; latency p50 ${percentile(httpLatencies, 50).toFixed(1)} ms, ` +
-        `p99 ${percentile(httpLatencies, 99).toFixed(1)} ms; stdio one call at a time p50 ` +
+        `p99 ${percentile(httpLatencies, 99).toFixed(1)} ms; server CPU ${percentile(serverCpuPerCall, 50).toFixed(2)} ms/call; ` +
+        `stdio one call at a time p50 ` +
         `${percentile(stdioLatencies, 50).toFixed(2)} ms, p99 ${percentile(stdioLatencies, 99).toFixed(2)} ms`
     }]
   } finally {
