@@ -35,8 +35,8 @@ export interface Options {
 }
 
 /**
- * The server listens beyond loopback with no token: anyone who can reach it could write any
- * session it can name.
+ * The server listens beyond loopback with no token (or an empty one): anyone who can reach it could
+ * write any session it can name.
  *
  * @since 0.2.0
  * @category errors
@@ -69,7 +69,7 @@ const bearer = (header: string | undefined): string =>
 
 /**
  * The global middleware: token, then body bound, then the routes. Fails to build with
- * `Unprotected` when the server listens beyond loopback and no token is set.
+ * `Unprotected` when the server listens beyond loopback and no token is set, or the token is empty.
  *
  * @since 0.2.0
  * @category layers
@@ -83,6 +83,9 @@ export const layer = (options: Options): Layer.Layer<never, Unprotected, HttpRou
         address: where,
         message: `listening on ${where} needs a bearer token: only loopback may go without one`
       })
+    }
+    if (options.token !== undefined && Redacted.value(options.token).length === 0) {
+      return yield* new Unprotected({ address: NetAddress.formatSocketAddress(address), message: "the bearer token is empty" })
     }
     const digest = yield* Digest.Digest
     const hash = (text: string) => digest.digest(Digest.sha256, new TextEncoder().encode(text))

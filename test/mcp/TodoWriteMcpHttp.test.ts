@@ -215,5 +215,7 @@ describe("off loopback, without a token", () => {
       const error = yield* Effect.flip(Layer.build(serve("0.0.0.0", {}).pipe(Layer.provide(Env))))
       assert.strictEqual(error._tag, "Unprotected")
       assert.include(error.message, "needs a bearer token")
+      const empty = yield* Effect.flip(Layer.build(serve("0.0.0.0", { token: Redacted.make("") }).pipe(Layer.provide(Env))))
+      assert.strictEqual(empty.message, "the bearer token is empty")
     }).pipe(Effect.scoped))
 })
