@@ -12,6 +12,16 @@ export * as AgentSession from "./todo/AgentSession.ts"
 /** @since 0.2.0 */
 export * as Checklist from "./todo/Checklist.ts"
 /** @since 0.2.0 */
+export * as PlanTree from "./todo/PlanTree.ts"
+/** @since 0.2.0 */
+export * as Subagent from "./todo/Subagent.ts"
+/** @since 0.2.0 */
+export * as SubagentError from "./todo/SubagentError.ts"
+/** @since 0.2.0 */
+export * as SubagentEvents from "./todo/SubagentEvents.ts"
+/** @since 0.2.0 */
+export * as SubagentProjection from "./todo/SubagentProjection.ts"
+/** @since 0.2.0 */
 export * as Todo from "./todo/Todo.ts"
 /** @since 0.2.0 */
 export * as TodoEvents from "./todo/TodoEvents.ts"

@@ -14,6 +14,7 @@ import * as TodoWriteMcp from "../mcp/TodoWriteMcp.ts"
 import * as AgentSession from "../todo/AgentSession.ts"
 import * as TodoPolicy from "../todo/TodoPolicy.ts"
 import { evidenceFlag, inProgressChoices, policyOf } from "./Policy.ts"
+import * as ServeHttp from "./ServeHttp.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
 import { version } from "./Version.ts"
@@ -30,9 +31,14 @@ export const command = Command.make("serve", {
       "REQUIRED. single: at most one todo in_progress; parallel: several when work truly runs in parallel"
     )
   ),
-  evidence: evidenceFlag
-}, ({ dir, store, session, inProgress, evidence }) =>
+  evidence: evidenceFlag,
+  ...ServeHttp.flags
+}, ({ dir, store, session, inProgress, evidence, http, host, port, tokenFile }) =>
   Effect.gen(function*() {
+    if (http) {
+      if (Option.isSome(session)) return yield* Store.userError("--session is for stdio; over --http the URL names it")
+      return yield* ServeHttp.serve({ host, port, tokenFile, store, dir, inProgress, evidence })
+    }
     const id = yield* SessionArgument.decode(Option.getOrElse(session, () => crypto.randomUUID()))
     const where = yield* Store.describe(store, dir)
     const log = yield* Store.reported(

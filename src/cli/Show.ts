@@ -10,6 +10,7 @@ import * as TodoHistory from "../todo/TodoHistory.ts"
 import * as Output from "./Output.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
+import * as Tree from "./Tree.ts"
 
 const timeOf = (time: number | undefined) => time === undefined ? "never" : DateTime.formatIso(DateTime.makeUnsafe(time))
 
@@ -53,13 +54,17 @@ export const command = Command.make("show", {
     Flag.withDescription("Also show the list as it stood at the end of each turn, or after each write"),
     Flag.optional
   ),
-  json: Flag.Boolean("json").pipe(Flag.withDescription("Print JSON for machines"), Flag.withDefault(false))
-}, ({ dir, store, session, history, json }) =>
+  json: Flag.Boolean("json").pipe(Flag.withDescription("Print JSON for machines"), Flag.withDefault(false)),
+  tree: Flag.Boolean("tree").pipe(
+    Flag.withDescription("Show the plan tree: the list, then each sub-agent's list and status, recursively"),
+    Flag.withDefault(false)
+  )
+}, ({ dir, store, session, history, json, tree }) =>
   Effect.gen(function*() {
     const id = yield* SessionArgument.decode(session)
     const where = yield* Store.describe(store, dir)
     yield* Store.reported(
-      printSession(id, history, json, where).pipe(Effect.provide(Store.existing(store, dir))),
+      (tree ? Tree.print(id, json) : printSession(id, history, json, where)).pipe(Effect.provide(Store.existing(store, dir))),
       `session ${id} in ${where}`
     )
   })).pipe(Command.withDescription("Replay a session and print its current todo list as a checklist"))

@@ -9,7 +9,7 @@ import * as SessionLogFile from "../log/file/SessionLogFile.ts"
 import type * as SessionId from "../log/SessionId.ts"
 import { SessionLog } from "../log/SessionLog.ts"
 import { SessionLogError } from "../log/SessionLogError.ts"
-import * as TodoEvents from "../todo/TodoEvents.ts"
+import * as SubagentEvents from "../todo/SubagentEvents.ts"
 
 export const defaultDirectory = "./.todo-write/sessions"
 
@@ -62,7 +62,7 @@ const postgres: Layer.Layer<SessionLog, SessionLogError | CliError.UserError> = 
  * held (their locks taken) from the start.
  */
 export const fileLog = (dir: string, open?: ReadonlyArray<SessionId.SessionId>) =>
-  TodoEvents.layerChecked.pipe(Layer.provide(SessionLogFile.layerFileSystem({ directory: dir, open })))
+  SubagentEvents.layerChecked.pipe(Layer.provide(SessionLogFile.layerFileSystem({ directory: dir, open })))
 
 /** Fails, naming it, unless the path is an existing directory: looking into logs never creates one. */
 export const existingDirectory = (dir: string) =>
@@ -81,11 +81,15 @@ type Log = Layer.Layer<CheckedSessionLog, SessionLogError | CliError.UserError, 
 export const existing = (kind: Store, dir: string): Log =>
   kind === "file"
     ? Layer.unwrap(Effect.as(existingDirectory(dir), fileLog(dir)))
-    : TodoEvents.layerChecked.pipe(Layer.provide(postgres))
+    : SubagentEvents.layerChecked.pipe(Layer.provide(postgres))
 
 /**
  * The checked log a server writes one session to: the directory is created if missing, and the
  * session is opened (its lock held) while the layer is built, so a session in use fails it.
  */
 export const serving = (kind: Store, dir: string, session: SessionId.SessionId): Log =>
-  kind === "file" ? fileLog(dir, [session]) : TodoEvents.layerChecked.pipe(Layer.provide(postgres))
+  kind === "file" ? fileLog(dir, [session]) : SubagentEvents.layerChecked.pipe(Layer.provide(postgres))
+
+/** The checked log of the chosen store, for a server of many sessions: the directory is created if missing. */
+export const log = (kind: Store, dir: string): Log =>
+  kind === "file" ? fileLog(dir) : SubagentEvents.layerChecked.pipe(Layer.provide(postgres))

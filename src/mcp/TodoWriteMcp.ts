@@ -7,7 +7,7 @@
  *
  * @since 0.2.0
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { McpSchema, McpServer, Tool } from "effect/ai"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import { AgentSession } from "../todo/AgentSession.ts"
@@ -44,24 +44,26 @@ export const definition = Effect.fnUntraced(function*(policy: { readonly allowPa
 const text = (value: string) => ({ type: "text", text: value }) as const
 
 /**
- * Registers `todo_write` on the `McpServer`. Every call is written to the session of the
- * `AgentSession` in context (one server, one session), through the `CheckedSessionLog` provided.
+ * Registers `todo_write` on the `McpServer`. Every call is written, through the `CheckedSessionLog`
+ * provided, to the session of the `AgentSession` in context when the layer is built (stdio: one
+ * server, one session) or, without one, to the `AgentSession` each call's request carries (HTTP:
+ * `TodoWriteMcpHttp` provides it per request); a call with neither is an `isError` result.
  *
  * @since 0.2.0
  * @category layers
  */
-export const layer: Layer.Layer<never, never, McpServer.McpServer | TodoPolicy | CheckedSessionLog | AgentSession> = Layer
+export const layer: Layer.Layer<never, never, McpServer.McpServer | TodoPolicy | CheckedSessionLog> = Layer
   .effectDiscard(Effect.gen(function*() {
     const server = yield* McpServer.McpServer
     const policy = yield* TodoPolicy
-    const session = yield* AgentSession
+    const session = yield* Effect.serviceOption(AgentSession)
     const run = TodoWrite.executeWith(policy, yield* CheckedSessionLog)
     yield* server.addTool({
       tool: yield* definition(policy),
       annotations: Context.make(Tool.Title, TodoWrite.title),
       handle: (payload: unknown) =>
         run(payload).pipe(
-          Effect.provideService(AgentSession, session),
+          (call) => Option.isSome(session) ? Effect.provideService(call, AgentSession, session.value) : call,
           Effect.match({
             onSuccess: (result) =>
               new McpSchema.CallToolResult({

@@ -1,6 +1,7 @@
 /**
- * `effect-todo-write/mcp`: `todo_write` on Effect's MCP server, a checked stdio transport for it, and
- * its definition as MCP, OpenAI and Anthropic tool objects.
+ * `effect-todo-write/mcp`: `todo_write` on Effect's MCP server (stdio through a checked transport, or
+ * Streamable HTTP with a session per client behind `HttpAccess`), and its definition as MCP, OpenAI and
+ * Anthropic tool objects.
  *
  * @since 0.2.0
  */
@@ -8,6 +9,10 @@
 /** @since 0.2.0 */
 export * as McpStdio from "./McpStdio.ts"
 /** @since 0.2.0 */
+export * as HttpAccess from "./HttpAccess.ts"
+/** @since 0.2.0 */
 export * as TodoWriteMcp from "./TodoWriteMcp.ts"
+/** @since 0.2.0 */
+export * as TodoWriteMcpHttp from "./TodoWriteMcpHttp.ts"
 /** @since 0.2.0 */
 export * as ToolDefinition from "./ToolDefinition.ts"

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, PlatformError, Stream } from "effect"
-import { McpProtocol, McpTest } from "effect/ai"
+import { McpProtocol, McpServer, McpTest } from "effect/ai"
 import * as AgentSession from "../../src/todo/AgentSession.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
@@ -145,4 +145,30 @@ describe("TodoWriteMcp", () => {
         sessions: Effect.succeed([])
       })
     ))))))
+})
+
+describe("TodoWriteMcp.layer without a session fixed at build", () => {
+  const perCall = (session: SessionId.SessionId | undefined) =>
+    McpTest.makeClient(
+      Layer.mergeAll(
+        TodoWriteMcp.layer,
+        // What a transport does per request: provide the caller's session around the call, or not.
+        McpServer.middleware((effect) =>
+          session === undefined ? effect : AgentSession.provide(session)(effect), { global: true })
+      ).pipe(Layer.provide(TodoPolicy.layer({ allowParallelInProgress: false }))),
+      { protocols: [McpProtocol.v2025_11_25] }
+    )
+
+  it.effect("writes each call to the session its request carries, and rejects a call that carries none", () =>
+    Effect.gen(function*() {
+      const carried = yield* perCall(SessionId.decodeSync("carried"))
+      const ok = yield* carried.callTool({ name: "todo_write", arguments: { todos: [{ content: "a", status: "pending" }] } })
+      assert.notStrictEqual(ok.isError, true)
+      const log = yield* SessionLog.SessionLog
+      assert.deepStrictEqual(yield* log.sessions, [SessionId.decodeSync("carried")])
+      const none = yield* perCall(undefined)
+      const rejected = yield* none.callTool({ name: "todo_write", arguments: { todos: [{ content: "a", status: "pending" }] } })
+      assert.strictEqual(rejected.isError, true)
+      assert.include(textOf(rejected), "requires an owning agent session")
+    }).pipe(Effect.provide(Log)))
 })
