@@ -30,6 +30,7 @@ import * as Lock from "./Lock.ts"
 import * as Reader from "./Reader.ts"
 import * as Recovery from "./Recovery.ts"
 import * as Scanner from "./Scanner.ts"
+import * as Watcher from "./Watcher.ts"
 import * as Writer from "./Writer.ts"
 
 /**
@@ -47,6 +48,15 @@ export interface Options {
    * the journal holds `checkpointBytes` (default 4 MiB). Pays off with many concurrent sessions.
    */
   readonly journal?: boolean | { readonly checkpointBytes?: number | undefined } | undefined
+  /**
+   * Watch the directory for commits other processes make, so that `subscribe` (and so
+   * `ProjectionStore.changes`) carries them too, each entry once, in seq order per session: one
+   * watch on the directory, a poll of the files' sizes as a safety net (every `pollInterval`,
+   * default 1 s) and as the fallback where the watch can't be installed (every
+   * `fallbackPollInterval`, default 200 ms). Off by default: it costs a descriptor and a wakeup on
+   * every write to the directory, which a process that only appends doesn't need.
+   */
+  readonly watch?: boolean | Watcher.Options | undefined
 }
 
 /**
@@ -220,7 +230,13 @@ export const layerFileSystem = (
           fs.readDirectory(directory),
           (names) =>
             names.filter((name) => name.endsWith(Format.extension)).map((name) => name.slice(0, -Format.extension.length))
-        )
+        ),
+        announcements: options.watch === undefined || options.watch === false
+          ? undefined
+          : yield* Watcher.make(fs, path, directory, {
+            ...(typeof options.watch === "object" ? options.watch : {}),
+            owned: (session) => writers.has(session)
+          })
       })
     })
   )
