@@ -4,6 +4,7 @@
 import { Console, Effect, Layer, Option } from "effect"
 import { McpProtocol, McpServer } from "effect/ai"
 import { Command, Flag } from "effect/cli"
+import * as TodoListResource from "../mcp/TodoListResource.ts"
 import * as TodoWriteMcp from "../mcp/TodoWriteMcp.ts"
 import * as AgentSession from "../todo/AgentSession.ts"
 import * as TodoPolicy from "../todo/TodoPolicy.ts"
@@ -33,7 +34,7 @@ export const command = Command.make("serve", {
       name: "todo-write",
       version,
       protocols: [McpProtocol.v2025_11_25, McpProtocol.v2025_06_18, McpProtocol.v2025_03_26, McpProtocol.v2024_11_05],
-      registrations: TodoWriteMcp.layer
+      registrations: Layer.mergeAll(TodoWriteMcp.layer, TodoListResource.layer)
     }).pipe(
       Layer.provide(Layer.mergeAll(Store.log(store, dir), TodoPolicy.layer(policyOf(inProgress)), AgentSession.layer(id)))
     )

@@ -6,6 +6,8 @@
  */
 
 /** @since 0.2.0 */
+export * as TodoListResource from "./TodoListResource.ts"
+/** @since 0.2.0 */
 export * as TodoWriteMcp from "./TodoWriteMcp.ts"
 /** @since 0.2.0 */
 export * as ToolDefinition from "./ToolDefinition.ts"
