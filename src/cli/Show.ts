@@ -7,6 +7,7 @@ import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import type * as SessionId from "../log/SessionId.ts"
 import * as Checklist from "../todo/Checklist.ts"
 import * as TodoHistory from "../todo/TodoHistory.ts"
+import * as Follow from "./Follow.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
 
@@ -41,8 +42,14 @@ export const command = Command.make("show", {
     Flag.withDescription("Also show the list as it stood at the end of each turn, or after each write"),
     Flag.optional
   ),
-  json: Flag.Boolean("json").pipe(Flag.withDescription("Print JSON for machines"), Flag.withDefault(false))
-}, ({ dir, store, session, history, json }) =>
-  Effect.flatMap(SessionArgument.decode(session), (id) => printSession(id, history, json)).pipe(
-    Effect.provide(Store.log(store, dir))
-  )).pipe(Command.withDescription("Replay a session and print its current todo list as a checklist"))
+  json: Flag.Boolean("json").pipe(Flag.withDescription("Print JSON for machines"), Flag.withDefault(false)),
+  follow: Flag.Boolean("follow").pipe(
+    Flag.withDescription("Keep printing the list on every change, another process's included, until interrupted"),
+    Flag.withDefault(false)
+  )
+}, ({ dir, store, session, history, json, follow }) =>
+  follow
+    ? Follow.run(session, store, dir, json)
+    : Effect.flatMap(SessionArgument.decode(session), (id) => printSession(id, history, json)).pipe(
+      Effect.provide(Store.log(store, dir))
+    )).pipe(Command.withDescription("Replay a session and print its current todo list as a checklist"))
