@@ -86,7 +86,12 @@ export const overview: Stream.Stream<Event, never, CheckedSessionLog | Projectio
     )
     return Stream.concat(
       Stream.fromIterableEffect(listed),
-      committed.pipe(Stream.mapEffect(({ session }) => snapshot(session)), Stream.flattenIterable)
+      committed.pipe(
+        // The sessions of the commits that arrived together, each read once.
+        Stream.mapArray((chunk) => [[...new Set(chunk.map((c) => c.session))]] as const),
+        Stream.mapEffect((sessions) => Effect.map(Effect.forEach(sessions, snapshot), (events) => events.flat())),
+        Stream.flattenIterable
+      )
     )
   })
 )

@@ -37,28 +37,31 @@ interface Tracked {
   seq: number
   size: number
   mtime: number
-  /** Whether a seq of this file was announced since the watch began. */
-  announced: boolean
+  /** The first seq announced since the watch began; -1 before any. */
+  first: number
 }
 
 /** Probes start small (most lines are short) and grow for long lines, up to a limit. */
 const probeBytes = 4 * 1024
 const maxProbeBytes = 4 * 1024 * 1024
 
-/** The last complete line of a file after `from`: its end and seq; `undefined` if there is none yet or it can't be read now. */
+/** What a look at a file's tail found: its last complete line, no new one, or nothing certain yet. */
+type Tail = { readonly end: number; readonly seq: number } | "nothing new" | "look again"
+
+/** The last complete line of a file after `from` (a line boundary): its end and seq. */
 const lastLine = (fs: FileSystem.FileSystem, file: string, session: string, from: number) =>
   Effect.scoped(Effect.gen(function*() {
     const handle = yield* fs.open(file, { flag: "r" })
     const size = Number((yield* handle.stat).size)
     for (let window = probeBytes; window <= maxProbeBytes; window *= 8) {
       const start = Math.max(from, size - window)
-      if (start >= size) return undefined
+      if (start >= size) return "nothing new" satisfies Tail
       const read = yield* handle.readAlloc(size - start, { position: BigInt(start) })
-      if (read._tag === "None") return undefined
+      if (read._tag === "None") return "look again" satisfies Tail
       const bytes = read.value
       const newline = bytes.lastIndexOf(10)
       if (newline === -1) {
-        if (start === from) return undefined // only a torn tail after the last line seen
+        if (start === from) return "nothing new" satisfies Tail // only a torn tail after the last line seen
         continue
       }
       const previous = newline === 0 ? -1 : bytes.lastIndexOf(10, newline - 1)
@@ -68,11 +71,11 @@ const lastLine = (fs: FileSystem.FileSystem, file: string, session: string, from
       const scanner = Scanner.scanner(session, lineStart === 0 ? Scanner.start : { offset: lineStart, line: 0, seq: -1 })
       const [, items] = scanner.step(scanner.initial(), bytes.subarray(previous + 1, newline + 1))
       const item = items[0]
-      if (item?._tag === "Header") return { end: start + newline + 1, seq: -1 }
-      if (item?._tag === "Entry") return { end: start + newline + 1, seq: item.entry.seq }
-      return undefined // damage, or a read that raced a repair: the next look reads it again
+      if (item?._tag === "Header") return { end: start + newline + 1, seq: -1 } satisfies Tail
+      if (item?._tag === "Entry") return { end: start + newline + 1, seq: item.entry.seq } satisfies Tail
+      return "look again" satisfies Tail // damage, or a read that raced a repair
     }
-    return undefined
+    return "look again" satisfies Tail // a line longer than any probe
   }))
 
 /**
@@ -101,8 +104,11 @@ export const make = Effect.fnUntraced(function*(
     return SessionId.is(session) ? session : undefined
   }
 
-  /** Looks at one session file; answers what to announce. */
-  const check = (session: SessionId.SessionId, announce: boolean) =>
+  /**
+   * Looks at one session file; answers what to announce. A poll skips a file whose size and mtime
+   * are as last seen; the watch naming a file, or the first look, reads its tail regardless.
+   */
+  const check = (session: SessionId.SessionId, look: "first" | "event" | "poll") =>
     Effect.gen(function*() {
       if (options.owned(session)) return []
       const file = path.join(directory, Format.fileName(session))
@@ -112,22 +118,20 @@ export const make = Effect.fnUntraced(function*(
       let known = tracked.get(session)
       if (known === undefined || size < known.offset) {
         // New since the watch began (every line of it is news), or replaced by a shorter file.
-        known = { offset: 0, seq: -1, size: -1, mtime: -1, announced: known?.announced ?? false }
+        known = { offset: 0, seq: -1, size: -1, mtime: -1, first: known?.first ?? -1 }
         tracked.set(session, known)
       }
-      if (size === known.size && mtime === known.mtime) return []
+      if (look === "poll" && size === known.size && mtime === known.mtime) return []
       known.size = size
       known.mtime = mtime
       const last = yield* lastLine(fs, file, session, known.offset)
-      if (last === undefined) {
-        known.size = -1 // look again at the next poll, even if nothing changes in between
-        return []
-      }
+      if (last === "look again") known.size = -1 // even if nothing changes before the next poll
+      if (typeof last === "string") return []
       const before = known.seq
       known.offset = last.end
       known.seq = last.seq
-      if (!announce || last.seq <= before) return []
-      known.announced = true
+      if (look === "first" || last.seq <= before) return []
+      if (known.first < 0) known.first = before + 1
       // The first new seq too: the core reads from the last seq it published, or else from the seq announced.
       return before + 1 < last.seq
         ? [{ session, seq: before + 1 }, { session, seq: last.seq }]
@@ -148,24 +152,30 @@ export const make = Effect.fnUntraced(function*(
     (names) => names.flatMap((name) => sessionOf(name) ?? [])
   )
 
-  /** Everything marked since the last drain: the files named by the watch, or all of them on a poll. */
+  /** Everything marked since the last drain: the files named by the watch, and all of them on a poll. */
   const drain = Effect.gen(function*() {
-    const names = new Set<SessionId.SessionId>()
+    const named = new Set<SessionId.SessionId>()
     for (const name of dirty) {
       const session = sessionOf(path.basename(name))
-      if (session !== undefined) names.add(session)
+      if (session !== undefined) named.add(session)
     }
     dirty.clear()
     const swept = sweep
     sweep = false
-    if (swept) for (const session of [...(yield* listed), ...tracked.keys()]) names.add(session)
-    const out: Array<Announcement> = []
-    for (const session of names) out.push(...(yield* check(session, true)))
+    const polled = new Set<SessionId.SessionId>()
     if (swept) {
-      // Again the last seq of each session announced before: free for the core when it published
-      // it, and a second chance when its read failed (it raced a repair, say).
+      for (const session of [...(yield* listed), ...tracked.keys()]) if (!named.has(session)) polled.add(session)
+    }
+    const out: Array<Announcement> = []
+    for (const session of named) out.push(...(yield* check(session, "event")))
+    for (const session of polled) out.push(...(yield* check(session, "poll")))
+    if (swept) {
+      // Again the first and the last seq of each session announced: free for the core when it
+      // published them, and a second chance when one of its reads failed (it raced a repair, say).
       for (const [session, known] of tracked) {
-        if (known.announced && !names.has(session) && known.seq >= 0) out.push({ session, seq: known.seq })
+        if (known.first >= 0 && known.seq >= known.first) {
+          out.push({ session, seq: known.first }, { session, seq: known.seq })
+        }
       }
     }
     return out
@@ -181,7 +191,9 @@ export const make = Effect.fnUntraced(function*(
         signal()
       })
     ),
-    Effect.catchCause((cause) => Effect.logDebug("SessionLogFile watch: the directory watch failed; polling", cause)),
+    Effect.catchCause((cause) =>
+      Effect.logWarning(`SessionLogFile watch: can't watch ${directory}; polling its files instead`, cause)
+    ),
     Effect.ensuring(Effect.suspend(() => {
       watching = false
       return Deferred.succeed(installed, false)
@@ -189,7 +201,7 @@ export const make = Effect.fnUntraced(function*(
     Effect.forkScoped
   )
   yield* Deferred.await(installed)
-  for (const session of yield* listed) yield* check(session, false)
+  for (const session of yield* listed) yield* check(session, "first")
 
   const pollInterval = options.pollInterval ?? Duration.seconds(1)
   const fallbackPollInterval = options.fallbackPollInterval ?? Duration.millis(200)
