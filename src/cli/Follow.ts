@@ -3,14 +3,14 @@
  * interrupted; redrawn in place on a terminal, one snapshot after another otherwise (or one JSON
  * line per change with `--json`). Another process's writes count: the store watches for them.
  */
-import { Console, DateTime, Effect, Stdio, Stream } from "effect"
+import { Console, DateTime, Effect, Option, Stdio, Stream } from "effect"
 import type * as SessionId from "../log/SessionId.ts"
 import { ProjectionStore } from "../projection/ProjectionStore.ts"
 import * as Checklist from "../todo/Checklist.ts"
 import * as TodoOverview from "../todo/TodoOverview.ts"
 import * as LiveStore from "./LiveStore.ts"
 import * as SessionArgument from "./SessionArgument.ts"
-import type * as Store from "./Store.ts"
+import * as Store from "./Store.ts"
 
 /** Home, then clear the screen: a redraw in place. */
 const redraw = "\u001b[H\u001b[2J"
@@ -37,8 +37,10 @@ export const follow = (session: SessionId.SessionId, json: boolean) =>
     )
   })
 
-/** The command's handler: validates the id, opens the live store, follows. */
-export const run = (session: string, kind: Store.Store, dir: string, json: boolean) =>
-  Effect.flatMap(SessionArgument.decode(session), (id) => follow(id, json)).pipe(
-    Effect.provide(LiveStore.layer(kind, dir))
-  )
+/** The command's handler: validates the id and the flags, opens the live store, follows. */
+export const run = (session: string, kind: Store.Store, dir: string, json: boolean, history: Option.Option<unknown>) =>
+  Option.isSome(history)
+    ? Effect.fail(Store.userError("--follow prints the list as it changes; leave out --history, or --follow"))
+    : Effect.flatMap(SessionArgument.decode(session), (id) => follow(id, json)).pipe(
+      Effect.provide(LiveStore.layer(kind, dir))
+    )

@@ -49,7 +49,7 @@ export const command = Command.make("show", {
   )
 }, ({ dir, store, session, history, json, follow }) =>
   follow
-    ? Follow.run(session, store, dir, json)
+    ? Follow.run(session, store, dir, json, history)
     : Effect.flatMap(SessionArgument.decode(session), (id) => printSession(id, history, json)).pipe(
       Effect.provide(Store.log(store, dir))
     )).pipe(Command.withDescription("Replay a session and print its current todo list as a checklist"))

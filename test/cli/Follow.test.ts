@@ -76,6 +76,15 @@ describe("todo-write show --follow", () => {
     }
   }, 60_000)
 
+  it("refuses --history with --follow, and an invalid id", async () => {
+    for (const args of [["--history", "writes", "some-session"], ["../etc"]]) {
+      const run = start(["show", "--follow", "--dir", temp.dir, ...args])
+      const code = await new Promise((resolve) => run.child.on("exit", resolve))
+      assert.notStrictEqual(code, 0, args.join(" "))
+      assert.match(run.stderr() + run.stdout(), /leave out --history|invalid session id/)
+    }
+  }, 60_000)
+
   it.skipIf(PgTest.skipReason !== undefined)("follows a session on PostgreSQL", async () => {
     const session = `follow-pg-${process.pid}-${Date.now()}`
     const out = await followWhileServing(session, { store: "postgres", env: { DATABASE_URL: PgTest.url } })
