@@ -28,6 +28,8 @@ export * as TodoEvents from "./todo/TodoEvents.ts"
 /** @since 0.2.0 */
 export * as TodoHistory from "./todo/TodoHistory.ts"
 /** @since 0.2.0 */
+export * as TodoOverview from "./todo/TodoOverview.ts"
+/** @since 0.2.0 */
 export * as TodoPolicy from "./todo/TodoPolicy.ts"
 /** @since 0.2.0 */
 export * as TodoProjection from "./todo/TodoProjection.ts"

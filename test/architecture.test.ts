@@ -49,7 +49,7 @@ describe("the layout", () => {
       const path = relative(src, file)
       if (path.startsWith("projection/") || path.startsWith("todo/")) {
         for (const target of importsOf(file)) {
-          assert.isFalse(/^(mcp|cli)\//.test(target), `${path} imports ${target}`)
+          assert.isFalse(/^(mcp|web|cli)\//.test(target), `${path} imports ${target}`)
         }
       }
       const text = readFileSync(file, "utf8")

@@ -10,6 +10,7 @@ import { Cause, Console, Effect, Fiber, Layer, Option } from "effect"
 import { McpProtocol, McpServer } from "effect/ai"
 import { Command, Flag } from "effect/cli"
 import * as McpStdio from "../mcp/McpStdio.ts"
+import * as TodoListResource from "../mcp/TodoListResource.ts"
 import * as TodoWriteMcp from "../mcp/TodoWriteMcp.ts"
 import * as AgentSession from "../todo/AgentSession.ts"
 import * as TodoPolicy from "../todo/TodoPolicy.ts"
@@ -50,7 +51,7 @@ export const command = Command.make("serve", {
       name: "todo-write",
       version,
       protocols: [McpProtocol.v2025_11_25, McpProtocol.v2025_06_18, McpProtocol.v2025_03_26, McpProtocol.v2024_11_05],
-      registrations: TodoWriteMcp.layer
+      registrations: Layer.mergeAll(TodoWriteMcp.layer, TodoListResource.layer)
     }).pipe(
       Layer.provide(
         Layer.mergeAll(Layer.succeedContext(log), TodoPolicy.layer(policyOf(inProgress, evidence)), AgentSession.layer(id))

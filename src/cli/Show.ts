@@ -7,6 +7,7 @@ import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import type * as SessionId from "../log/SessionId.ts"
 import * as Checklist from "../todo/Checklist.ts"
 import * as TodoHistory from "../todo/TodoHistory.ts"
+import * as Follow from "./Follow.ts"
 import * as Output from "./Output.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
@@ -58,13 +59,19 @@ export const command = Command.make("show", {
   tree: Flag.Boolean("tree").pipe(
     Flag.withDescription("Show the plan tree: the list, then each sub-agent's list and status, recursively"),
     Flag.withDefault(false)
+  ),
+  follow: Flag.Boolean("follow").pipe(
+    Flag.withDescription("Keep printing the list on every change, another process's included, until interrupted"),
+    Flag.withDefault(false)
   )
-}, ({ dir, store, session, history, json, tree }) =>
-  Effect.gen(function*() {
-    const id = yield* SessionArgument.decode(session)
-    const where = yield* Store.describe(store, dir)
-    yield* Store.reported(
-      (tree ? Tree.print(id, json) : printSession(id, history, json, where)).pipe(Effect.provide(Store.existing(store, dir))),
-      `session ${id} in ${where}`
-    )
-  })).pipe(Command.withDescription("Replay a session and print its current todo list as a checklist"))
+}, ({ dir, store, session, history, json, tree, follow }) =>
+  follow
+    ? Follow.run(session, store, dir, json, history)
+    : Effect.gen(function*() {
+      const id = yield* SessionArgument.decode(session)
+      const where = yield* Store.describe(store, dir)
+      yield* Store.reported(
+        (tree ? Tree.print(id, json) : printSession(id, history, json, where)).pipe(Effect.provide(Store.existing(store, dir))),
+        `session ${id} in ${where}`
+      )
+    })).pipe(Command.withDescription("Replay a session and print its current todo list as a checklist"))

@@ -11,6 +11,8 @@ export * as McpStdio from "./McpStdio.ts"
 /** @since 0.2.0 */
 export * as HttpAccess from "./HttpAccess.ts"
 /** @since 0.2.0 */
+export * as TodoListResource from "./TodoListResource.ts"
+/** @since 0.2.0 */
 export * as TodoWriteMcp from "./TodoWriteMcp.ts"
 /** @since 0.2.0 */
 export * as TodoWriteMcpHttp from "./TodoWriteMcpHttp.ts"

@@ -3,7 +3,7 @@
  * `locate`, which finds the line of a late seq with a few small reads instead of a scan.
  */
 import { Effect, type FileSystem, type PlatformError, Stream } from "effect"
-import { Corrupt, type UnsafePath } from "../SessionLogError.ts"
+import { Corrupt, type InvariantViolation, type UnsafePath } from "../SessionLogError.ts"
 import * as RegularFile from "./RegularFile.ts"
 import * as Scanner from "./Scanner.ts"
 
@@ -147,3 +147,33 @@ export const locate = (fs: FileSystem.FileSystem, path: string, session: string,
     }
     return lo
   })).pipe(Effect.catch(() => Effect.succeed(undefined)))
+
+/**
+ * Scans a whole file once, checking every line and running `check` on every entry until one breaks
+ * it: the entries read, the torn tail's size, and the first violation with its line.
+ */
+export const check = (
+  fs: FileSystem.FileSystem,
+  path: string,
+  session: string,
+  maxLineBytes: number,
+  violated: (type: string, data: unknown, seq: number) => InvariantViolation | undefined
+) =>
+  Effect.suspend(() => {
+    let events = 0
+    let tornTailBytes = 0
+    let violation: { readonly line: number; readonly reason: InvariantViolation } | undefined
+    return scan(fs, path, session, Scanner.start, maxLineBytes).pipe(
+      Stream.takeWhile(() => violation === undefined),
+      Stream.runForEach((item) =>
+        Effect.sync(() => {
+          if (item._tag === "Tail") tornTailBytes = item.length
+          if (item._tag !== "Entry") return
+          events++
+          const reason = violated(item.entry.type, item.entry.data, item.entry.seq)
+          if (reason !== undefined) violation = { line: item.line, reason }
+        })
+      ),
+      Effect.map(() => ({ events, tornTailBytes, violation }))
+    )
+  })

@@ -23,7 +23,7 @@
  *
  * @since 0.2.0
  */
-import { Effect, Exit, FileSystem, Layer, Path, Result, Schema, Scope, Semaphore, Stream } from "effect"
+import { Duration, Effect, Exit, FileSystem, Layer, Option, Path, Result, Schema, Scope, Semaphore, Stream } from "effect"
 import * as SessionId from "../SessionId.ts"
 import * as SessionInvariant from "../SessionInvariant.ts"
 import * as SessionLog from "../SessionLog.ts"
@@ -36,7 +36,14 @@ import * as Reader from "./Reader.ts"
 import * as RegularFile from "./RegularFile.ts"
 import * as Recovery from "./Recovery.ts"
 import * as Scanner from "./Scanner.ts"
+import * as Watcher from "./Watcher.ts"
 import * as Writer from "./Writer.ts"
+
+/** A duration as `Duration` takes it: milliseconds, `"1 second"`, a `Duration`… */
+const DurationInput = Schema.declare(
+  (u: unknown): u is Duration.Input => Option.isSome(Duration.fromInput(u as Duration.Input)),
+  { expected: "a duration" }
+)
 
 /**
  * Where the session files are, how appends are made durable, and the longest line read; validated
@@ -68,7 +75,19 @@ export const Options = Schema.Struct({
    * taken and torn tails cut then, so a session another process holds fails the layer (a server
    * refuses to start) instead of its first append.
    */
-  open: Schema.optional(Schema.Array(SessionId.SessionId))
+  open: Schema.optional(Schema.Array(SessionId.SessionId)),
+  /**
+   * Watch the directory for commits other processes make, so that `subscribe` (and so
+   * `ProjectionStore.changes`) carries them too, each entry once, in seq order per session: one
+   * watch on the directory, a poll of the files' sizes as a safety net (every `pollInterval`,
+   * default 1 s) and as the fallback where the watch can't be installed (every
+   * `fallbackPollInterval`, default 200 ms). Off by default: it costs a descriptor and a wakeup on
+   * every write to the directory, which a process that only appends doesn't need.
+   */
+  watch: Schema.optional(Schema.Union([
+    Schema.Boolean,
+    Schema.Struct({ pollInterval: Schema.optional(DurationInput), fallbackPollInterval: Schema.optional(DurationInput) })
+  ]))
 })
 
 /**
@@ -162,22 +181,7 @@ export const verify = (
     const path = yield* Path.Path
     const file = fileOf(path, directory, session)
     if (!(yield* RegularFile.exists(fs, file))) return undefined
-    let events = 0
-    let tornTailBytes = 0
-    let violation: Verified["violation"]
-    yield* Reader.scan(fs, file, session, Scanner.start, maxLineBytes).pipe(
-      Stream.takeWhile(() => violation === undefined),
-      Stream.runForEach((item) =>
-        Effect.sync(() => {
-          if (item._tag === "Tail") tornTailBytes = item.length
-          if (item._tag !== "Entry") return
-          events++
-          const reason = check(item.entry.type, item.entry.data, item.entry.seq)
-          if (reason !== undefined) violation = { line: item.line, reason }
-        })
-      )
-    )
-    return { path: file, events, tornTailBytes, violation }
+    return { path: file, ...yield* Reader.check(fs, file, session, maxLineBytes ?? Scanner.defaultMaxLineBytes, check) }
   }).pipe(Effect.mapError(SessionLog.toError("verify", session)))
 
 /**
@@ -272,7 +276,13 @@ export const layerFileSystem = (
           (names) =>
             names.filter((name) => name.endsWith(Format.extension)).map((name) => name.slice(0, -Format.extension.length))
         ),
-        maxEventBytes: maxLineBytes - envelopeBytes
+        maxEventBytes: maxLineBytes - envelopeBytes,
+        announcements: valid.watch === undefined || valid.watch === false
+          ? undefined
+          : yield* Watcher.make(fs, path, directory, {
+            ...(typeof valid.watch === "object" ? valid.watch : {}),
+            owned: (session) => writers.has(session)
+          })
       })
     })
   )

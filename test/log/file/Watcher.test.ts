@@ -1,0 +1,144 @@
+/**
+ * Live updates across processes for the file backend: a child process appends, and a subscriber in
+ * this process (a log built with `watch`) sees every entry once, in seq order per session, never a
+ * torn line; a crash mid-line is not shown, and the next writer's repair is followed.
+ */
+import { NodeServices } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
+import { appendFileSync } from "node:fs"
+import { Effect, FileSystem, Layer, Option, PlatformError, Schedule, Stream } from "effect"
+import { CheckedSessionLog } from "../../../src/log/CheckedSessionLog.ts"
+import * as Format from "../../../src/log/file/Format.ts"
+import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import type * as SessionEvent from "../../../src/log/SessionEvent.ts"
+import * as SessionId from "../../../src/log/SessionId.ts"
+import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
+
+const appender = new URL("../../fixtures/appender.ts", import.meta.url).pathname
+
+/** Runs the appender child to completion: `count` appends spread over `sessions`. */
+const runAppender = (directory: string, sessions: ReadonlyArray<string>, count: number) =>
+  Effect.promise(() =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn(process.execPath, [appender, directory, sessions.join(","), String(count)], {
+        stdio: ["ignore", "ignore", "pipe"]
+      })
+      let stderr = ""
+      child.stderr.on("data", (chunk) => (stderr += chunk))
+      child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`appender exited ${code}: ${stderr}`))))
+    })
+  )
+
+/** A checked file log over `directory` that watches it, polling often so the safety net runs too. */
+const watchingLog = (directory: string) =>
+  TodoEvents.layerChecked.pipe(
+    Layer.provide(SessionLogFile.layerFileSystem({
+      directory,
+      watch: { pollInterval: "50 millis", fallbackPollInterval: "50 millis" }
+    }))
+  )
+
+/** Subscribes now and collects what arrives, per session, in arrival order. */
+const collect = Effect.gen(function*() {
+  const log = yield* CheckedSessionLog
+  const seen = new Map<string, Array<SessionEvent.Entry>>()
+  const subscription = yield* log.subscribe
+  yield* subscription.pipe(
+    Stream.runForEach(({ session, entry }) =>
+      Effect.sync(() => {
+        const entries = seen.get(session) ?? []
+        entries.push(entry)
+        seen.set(session, entries)
+      })
+    ),
+    Effect.forkScoped
+  )
+  /** Waits until `session` has an entry with seq `seq` (the test's timeout bounds the wait). */
+  const until = (session: string, seq: number) =>
+    Effect.suspend(() =>
+      (seen.get(session) ?? []).some((entry) => entry.seq === seq) ? Effect.void : Effect.fail("not yet")
+    ).pipe(Effect.retry(Schedule.spaced("20 millis")))
+  return { seen, until }
+})
+
+/** What the session's file holds now, read afresh. */
+const onDisk = (session: string) =>
+  Effect.flatMap(CheckedSessionLog, (log) => Stream.runCollect(log.read(SessionId.decodeSync(session))))
+
+const contentOf = (entry: SessionEvent.Entry) => JSON.stringify(entry.data)
+
+describe("SessionLogFile watch", () => {
+  it.live("another process's appends reach a subscriber once each, in seq order, as written", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-watch-" })
+      yield* Effect.gen(function*() {
+        const { seen, until } = yield* collect
+        yield* runAppender(directory, ["watch-a", "watch-b"], 300)
+        const files = { a: yield* onDisk("watch-a"), b: yield* onDisk("watch-b") }
+        assert.strictEqual(files.a.length + files.b.length, 300)
+        yield* until("watch-a", files.a.length - 1)
+        yield* until("watch-b", files.b.length - 1)
+        // A later commit by yet another process: anything delivered twice would have come before it.
+        yield* runAppender(directory, ["watch-end"], 1)
+        yield* until("watch-end", 0)
+        for (const [id, file] of [["watch-a", files.a], ["watch-b", files.b]] as const) {
+          const got = seen.get(id)!
+          assert.deepStrictEqual(got.map((entry) => entry.seq), file.map((entry) => entry.seq), `${id}: each seq once, in order`)
+          assert.deepStrictEqual(got.map(contentOf), file.map(contentOf), `${id}: as written`)
+        }
+      }).pipe(Effect.provide(watchingLog(directory)))
+    }).pipe(Effect.provide(NodeServices.layer)), 60_000)
+
+  it.live("a crash mid-line is not shown; the next writer's repair is followed", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-watch-" })
+      const file = `${directory}/${Format.fileName("torn")}`
+      yield* runAppender(directory, ["torn"], 3) // seqs 0..2, committed before the watch: never announced
+      yield* Effect.gen(function*() {
+        const { seen, until } = yield* collect
+        // Another writer commits seq 3, then crashes half-way through the line of seq 4.
+        const write = (seq: number, content: string) =>
+          Format.entryLine("todo/write", seq, 1, JSON.stringify({ todos: [{ content, status: "pending" }] }))
+        const torn = write(4, "TORN, never acknowledged")
+        appendFileSync(file, write(3, "committed by hand") + torn.slice(0, torn.length >> 1))
+        yield* until("torn", 3)
+        assert.deepStrictEqual(seen.get("torn")!.map((entry) => entry.seq), [3], "the torn line is not shown")
+        // The next writer cuts the torn tail and appends seqs 4..6.
+        yield* runAppender(directory, ["torn"], 3)
+        yield* until("torn", 6)
+        const got = seen.get("torn")!
+        assert.deepStrictEqual(got.map((entry) => entry.seq), [3, 4, 5, 6])
+        assert.deepStrictEqual(got.map(contentOf), (yield* onDisk("torn")).slice(3).map(contentOf))
+        assert.notInclude(got.map(contentOf).join(), "TORN")
+      }).pipe(Effect.provide(watchingLog(directory)))
+    }).pipe(Effect.provide(NodeServices.layer)), 60_000)
+
+  it.live("where the directory can't be watched, polling carries the updates", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-watch-" })
+      let asked = 0
+      const unwatchable = Layer.succeed(FileSystem.WatchBackend, {
+        register: (path) => {
+          asked++
+          return Option.some(Stream.fail(PlatformError.systemError({
+            _tag: "Unknown",
+            module: "FileSystem",
+            method: "watch",
+            pathOrDescriptor: path,
+            description: "no watch here (test)"
+          })))
+        }
+      })
+      yield* Effect.gen(function*() {
+        const { seen, until } = yield* collect
+        yield* runAppender(directory, ["polled"], 20)
+        yield* until("polled", 19)
+        assert.deepStrictEqual(seen.get("polled")!.map((entry) => entry.seq), Array.from({ length: 20 }, (_, i) => i))
+      }).pipe(Effect.provide(watchingLog(directory).pipe(Layer.provide(unwatchable))))
+      assert.strictEqual(asked, 1, "the watch was tried, and failed")
+    }).pipe(Effect.provide(NodeServices.layer)), 60_000)
+})
