@@ -63,4 +63,23 @@ describe("the layout", () => {
       assert.isAtMost(lines, 300, `${relative(src, file)} has ${lines} lines`)
     }
   })
+
+  it("every export of a module the package exposes has a doc comment", () => {
+    const entries = ["index.ts", "log/file/index.ts", "log/sql/index.ts", "mcp/index.ts"].map((entry) => join(src, entry))
+    const modules = entries.flatMap((entry) =>
+      [...readFileSync(entry, "utf8").matchAll(/export \* as \w+ from "(\.[^"]+)"/g)].map((m) => resolve(entry, "..", m[1]!))
+    )
+    assert.isAbove(modules.length, 20)
+    const undocumented: Array<string> = []
+    for (const module of modules) {
+      const lines = readFileSync(module, "utf8").split("\n")
+      lines.forEach((line, i) => {
+        if (!/^export (const|function|class|interface|type|declare) /.test(line)) return
+        let previous = i - 1
+        while (previous >= 0 && lines[previous]!.trim() === "") previous--
+        if (previous < 0 || !lines[previous]!.trim().endsWith("*/")) undocumented.push(`${relative(src, module)}:${i + 1}`)
+      })
+    }
+    assert.deepStrictEqual(undocumented, [])
+  })
 })

@@ -8,10 +8,22 @@ import type { SessionId } from "../log/SessionId.ts"
 import type { SessionLogError } from "../log/SessionLogError.ts"
 import * as TodoEvents from "./TodoEvents.ts"
 
+/**
+ * The calling agent's session, provided per call or per turn by the agent loop.
+ *
+ * @since 0.2.0
+ * @category services
+ */
 export class AgentSession extends Context.Service<AgentSession, {
   readonly sessionId: SessionId
 }>()("effect-todo-write/AgentSession") {}
 
+/**
+ * Provides a fixed session: for a server or process that serves one agent.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
 export const layer = (sessionId: SessionId): Layer.Layer<AgentSession> =>
   Layer.succeed(AgentSession, AgentSession.of({ sessionId }))
 

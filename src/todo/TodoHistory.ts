@@ -8,8 +8,20 @@ import type * as Todo from "./Todo.ts"
 import * as TodoEvents from "./TodoEvents.ts"
 import * as TodoProjection from "./TodoProjection.ts"
 
+/**
+ * Which snapshots a replay keeps: after each write, or at the end of each turn.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export type By = "writes" | "turns"
 
+/**
+ * The list as it stood at one point of the session.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface Snapshot {
   readonly seq: number
   readonly time: number
@@ -18,6 +30,12 @@ export interface Snapshot {
   readonly todos: Todo.List | null
 }
 
+/**
+ * What one pass over a session found: its events, the last time, the list now and the snapshots asked for.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export interface Replay {
   readonly events: number
   readonly lastTime: number | undefined

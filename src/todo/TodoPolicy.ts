@@ -7,9 +7,27 @@
  */
 import { Config, Context, Effect, Layer, Schema } from "effect"
 
+/**
+ * The most items a list may hold unless the deployment says otherwise.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
 export const defaultMaxItems = 100
+/**
+ * The most characters an item's content may hold unless the deployment says otherwise.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
 export const defaultMaxContentLength = 1_000
 
+/**
+ * The policy's choices and bounds, validated.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export const Options = Schema.Struct({
   /** `true`: several items may be in_progress (subagents, background work); `false`: at most one. */
   allowParallelInProgress: Schema.Boolean,
@@ -20,8 +38,20 @@ export const Options = Schema.Struct({
   /** The most characters one item's content (and its evidence) may hold, after trimming. */
   maxContentLength: Schema.Int.check(Schema.isGreaterThan(0))
 })
+/**
+ * The policy's choices and bounds.
+ *
+ * @since 0.2.0
+ * @category models
+ */
 export type Options = typeof Options.Type
 
+/**
+ * The deployment's policy for `todo_write`.
+ *
+ * @since 0.2.0
+ * @category services
+ */
 export class TodoPolicy extends Context.Service<TodoPolicy, Options>()("effect-todo-write/TodoPolicy") {}
 
 /** Builds a policy; the in_progress choice is required, the evidence choice and the size bounds have defaults. */
@@ -60,6 +90,12 @@ export const config: Config.Config<Options> = Config.all({
   )
 })
 
+/**
+ * The policy from configuration (`config` by default: the environment).
+ *
+ * @since 0.2.0
+ * @category layers
+ */
 export const layerConfig = (
   policyConfig: Config.Config<Options> = config
 ): Layer.Layer<TodoPolicy, Config.ConfigError> =>
