@@ -14,6 +14,7 @@ import { AgentSession } from "../todo/AgentSession.ts"
 import * as Todo from "../todo/Todo.ts"
 import { TodoPolicy } from "../todo/TodoPolicy.ts"
 import * as TodoWrite from "../todo/TodoWrite.ts"
+import * as ToolDefinition from "./ToolDefinition.ts"
 import * as TodoWriteError from "../todo/TodoWriteError.ts"
 
 const decodeToolJson = Schema.decodeUnknownEffect(McpSchema.ToolJson)
@@ -24,20 +25,12 @@ const decodeToolJson = Schema.decodeUnknownEffect(McpSchema.ToolJson)
  * @since 0.2.0
  * @category definitions
  */
-export const definition = Effect.fnUntraced(function*(policy: { readonly allowParallelInProgress: boolean }) {
+export const definition = Effect.fnUntraced(function*(policy: TodoWrite.DescriptionPolicy) {
+  const plain = ToolDefinition.mcp(policy)
   return new McpSchema.Tool({
-    name: TodoWrite.name,
-    title: TodoWrite.title,
-    description: TodoWrite.description(policy),
-    inputSchema: yield* Effect.orDie(decodeToolJson(TodoWrite.parametersJsonSchema)),
-    outputSchema: Schema.toJsonSchemaDocument(TodoWrite.Success, { onExcessProperty: "error" }).schema,
-    annotations: {
-      title: TodoWrite.title,
-      readOnlyHint: TodoWrite.hints.readOnly,
-      destructiveHint: TodoWrite.hints.destructive,
-      idempotentHint: TodoWrite.hints.idempotent,
-      openWorldHint: TodoWrite.hints.openWorld
-    }
+    ...plain,
+    inputSchema: yield* Effect.orDie(decodeToolJson(plain.inputSchema)),
+    outputSchema: Schema.toJsonSchemaDocument(TodoWrite.Success, { onExcessProperty: "error" }).schema
   })
 })
 
