@@ -13,7 +13,7 @@ import { afterAll } from "vitest"
 
 const root = new URL("..", import.meta.url).pathname
 const work = mkdtempSync(join(tmpdir(), "todo-write-pack-"))
-afterAll(() => rmSync(work, { recursive: true, force: true }))
+afterAll(() => rmSync(work, { recursive: true, force: true }), 60_000)
 
 // The pinned Node first on PATH, as npm scripts have it, for npm and the bin's `#!/usr/bin/env node`.
 const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` }
@@ -85,8 +85,10 @@ describe("the npm package", () => {
     writeFileSync(join(project, "internal.mjs"), `await import("effect-todo-write/log/file/Scanner.js")`)
     assert.include(attempt(process.execPath, ["internal.mjs"], project).output, "ERR_PACKAGE_PATH_NOT_EXPORTED")
 
-    // With the driver, the SQL entry point's names resolve too, and every README example type-checks.
-    run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "@effect/sql-pg@^4.0.5"], project)
+    // With the driver, the SQL entry point's names resolve too, and every README example type-checks; the
+    // provider example with the provider installed as the README says (its beta paths mapped for the types).
+    const openAi = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).devDependencies["@effect/ai-openai"]
+    run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "@effect/sql-pg@^4.0.5", `@effect/ai-openai@${openAi}`], project)
     assert.deepStrictEqual(JSON.parse(run(process.execPath, ["sql.mjs"], project)), [])
     const files = blocks.map((block, i) => {
       writeFileSync(join(project, `readme-${i}.ts`), block)
@@ -106,7 +108,10 @@ describe("the npm package", () => {
             exactOptionalPropertyTypes: true,
             noEmit: true,
             skipLibCheck: true,
-            types: []
+            types: [],
+            paths: Object.fromEntries(
+              ["ai", "http", "encoding", "socket"].map((dir) => [`effect/unstable/${dir}/*`, [`./node_modules/effect/dist/${dir}/*.d.ts`]])
+            )
           },
           files: checked
         })
