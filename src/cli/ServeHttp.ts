@@ -2,7 +2,7 @@
  * `todo-write serve --http`: `todo_write` over MCP Streamable HTTP, one session per client (from the
  * URL, or a new one per MCP session), on loopback unless a bearer token is given.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Console, Effect, Layer, Option, Redacted } from "effect"
 import { Flag } from "effect/cli"
 import { HttpRouter, HttpServer } from "effect/http"

@@ -3,7 +3,7 @@
  * on the loopback address unless `--host` says otherwise. Prints its URL, then serves until
  * interrupted.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Console, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { HttpServer } from "effect/http"

@@ -2,7 +2,8 @@
 /**
  * The `todo-write` executable: the one place that runs an Effect program.
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Layer, Logger } from "effect"
 import { Command } from "effect/cli"
 import * as Cli from "./Cli.ts"
