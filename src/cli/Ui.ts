@@ -26,7 +26,11 @@ export const command = Command.make("ui", {
   ),
   port: Flag.Int("port").pipe(Flag.withDescription("The port to listen on (0: any free port)"), Flag.withDefault(7357))
 }, ({ dir, store, host, port }) =>
-  Layer.launch(
+  // A wildcard address also answers on loopback, where a Host check can't tell a rebinding page from
+  // the user's own: name the interface to expose instead.
+  ["0.0.0.0", "::", "[::]"].includes(host)
+    ? Effect.fail(Store.userError(`--host ${host} listens everywhere, loopback included: name one address instead`))
+    : Layer.launch(
     Layer.mergeAll(
       WebView.layer,
       announce(store === "file" ? dir : "PostgreSQL ($DATABASE_URL)")
@@ -34,4 +38,5 @@ export const command = Command.make("ui", {
       Layer.provide(NodeHttpServer.layer(createServer, { host, port, gracefulShutdownTimeout: "1 second" })),
       Layer.provide(LiveStore.layer(store, dir))
     )
-  )).pipe(Command.withDescription("Serve a live web page of the sessions and their todo lists (read-only)"))
+  )
+).pipe(Command.withDescription("Serve a live web page of the sessions and their todo lists (read-only)"))

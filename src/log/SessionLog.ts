@@ -151,6 +151,7 @@ interface Lane {
  * @category constructors
  */
 export const make = Effect.fnUntraced(function*(backend: Backend) {
+  const scope = yield* Effect.scope
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SessionEvent.Committed>(), PubSub.shutdown)
   const lanes = new Map<SessionId.SessionId, Lane>()
   // The last seq published per session, kept only when other processes' commits arrive too, so
@@ -168,31 +169,13 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
   }
 
   /**
-   * Stores batches for the session until none is waiting; its caller's own batch comes first. If it
+   * Stores one batch for the session, then hands what gathered meanwhile to a fiber of its own, so
+   * that a caller's append returns once its batch is stored, however busy the session stays. If it
    * stops unexpectedly (a defect), every append it was to answer fails with that cause, and the
    * session is free for the next caller: no append waits forever.
    */
-  const lead = (session: SessionId.SessionId, lane: Lane, first: ReadonlyArray<Waiting>) => {
-    const inFlight = { batch: first }
-    return storeAll(session, lane, inFlight).pipe(
-      Effect.onExit((exit) =>
-        Effect.sync(() => {
-          if (Exit.isSuccess(exit)) return
-          lanes.delete(session)
-          const failed = Exit.failCause(Cause.map(exit.cause, toError("append", session)))
-          for (const waiting of [...inFlight.batch, ...lane.waiting]) Deferred.doneUnsafe(waiting.done, failed)
-        })
-      )
-    )
-  }
-
-  const storeAll = Effect.fnUntraced(function*(
-    session: SessionId.SessionId,
-    lane: Lane,
-    inFlight: { batch: ReadonlyArray<Waiting> }
-  ) {
-    while (inFlight.batch.length > 0) {
-      const batch = inFlight.batch
+  const lead = (session: SessionId.SessionId, lane: Lane, batch: ReadonlyArray<Waiting>): Effect.Effect<void> =>
+    Effect.gen(function*() {
       const exit = yield* Effect.exit(backend.append(session, batch.map((waiting) => waiting.prepared)))
       if (Exit.isSuccess(exit)) {
         const entries = batch.map(({ prepared }, i) => makeEntry(prepared.type, exit.value + i, prepared.time, prepared.data))
@@ -203,11 +186,20 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
         const failed = Exit.failCause(exit.cause).pipe(Exit.mapError(toError("append", session)))
         for (const waiting of batch) Deferred.doneUnsafe(waiting.done, failed)
       }
-      inFlight.batch = lane.waiting
+      const next = lane.waiting
       lane.waiting = []
-    }
-    lanes.delete(session)
-  })
+      if (next.length === 0) lanes.delete(session)
+      else yield* Effect.forkIn(Effect.uninterruptible(lead(session, lane, next)), scope)
+    }).pipe(
+      Effect.onExit((exit) =>
+        Effect.sync(() => {
+          if (Exit.isSuccess(exit)) return
+          lanes.delete(session)
+          const failed = Exit.failCause(Cause.map(exit.cause, toError("append", session)))
+          for (const waiting of [...batch, ...lane.waiting]) Deferred.doneUnsafe(waiting.done, failed)
+        })
+      )
+    )
 
   const append = (session: SessionId.SessionId, type: string, data: unknown) =>
     Effect.flatMap(Clock.currentTimeMillis, (time) => {

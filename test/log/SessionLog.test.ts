@@ -49,6 +49,30 @@ describe("SessionLog.make, the core every backend is built on", () => {
       assert.deepStrictEqual(batches, [1, 4])
     }))
 
+  it.effect("a caller's append returns once its own batch is stored, while the session stays busy", () =>
+    Effect.gen(function*() {
+      const first = yield* Deferred.make<void>()
+      const second = yield* Deferred.make<void>()
+      let calls = 0
+      const { backend, batches } = arrayBackend(() => {
+        calls++
+        return calls === 1 ? Deferred.await(first) : calls === 2 ? Deferred.await(second) : Effect.void
+      })
+      const log = yield* SessionLog.make(backend)
+      const leader = yield* Effect.forkChild(log.append(session, "x", 0))
+      yield* Effect.yieldNow
+      const others = yield* Effect.forkChild(
+        Effect.forEach([1, 2, 3], (i) => log.append(session, "x", i), { concurrency: "unbounded" })
+      )
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(first, undefined)
+      // The next batch is held in the backend; the first caller is answered all the same.
+      assert.strictEqual((yield* Fiber.join(leader)).seq, 0)
+      yield* Deferred.succeed(second, undefined)
+      assert.deepStrictEqual((yield* Fiber.join(others)).map((e) => e.seq), [1, 2, 3])
+      assert.deepStrictEqual(batches, [1, 3])
+    }))
+
   it.effect("a backend that dies fails the appends it was to store, and the session takes the next append", () =>
     Effect.gen(function*() {
       let broken = true

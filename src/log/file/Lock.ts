@@ -127,8 +127,9 @@ export const acquire = (
       if (moved._tag === "Failure") continue
       const movedContent = yield* RegularFile.readString(fs, aside, maxLockBytes)
       if (movedContent !== content) {
-        // Another taker won the race and this moved its fresh lock: put it back.
-        yield* fs.rename(aside, path).pipe(Effect.ignore)
+        // Another taker won the race and this moved its fresh lock: put it back, unless a third
+        // process has made a lock there meanwhile (a link, unlike a rename, never replaces one).
+        yield* fs.link(aside, path).pipe(Effect.andThen(fs.remove(aside)), Effect.ignore)
         return yield* fail(`another process took over the stale lock ${path}`)
       }
       yield* fs.remove(aside).pipe(Effect.ignore)

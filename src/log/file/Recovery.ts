@@ -123,9 +123,13 @@ export const recoverAll = Effect.fnUntraced(function*(
         Lock.acquire(fs, path.join(directory, Format.lockName(session)), self),
         replaySession(fs, path.join(directory, Format.fileName(session)), records)
       )))
-      if (replayed._tag === "Failure" && !(Cause.squash(replayed.cause) instanceof Locked)) {
+      if (replayed._tag === "Failure") {
+        // A live holder replays the journal itself when it takes the session over, but it may not
+        // have read it yet: the journal stays until every session it covers has been replayed here.
         complete = false
-        yield* Effect.logError(`SessionLogFile: can't replay ${journal.path} into ${session}: ${Cause.pretty(replayed.cause)}`)
+        if (!(Cause.squash(replayed.cause) instanceof Locked)) {
+          yield* Effect.logError(`SessionLogFile: can't replay ${journal.path} into ${session}: ${Cause.pretty(replayed.cause)}`)
+        }
       }
     }
     if (complete) yield* fs.remove(journal.path).pipe(Effect.ignore)

@@ -268,7 +268,7 @@ export const layerFileSystem = (
         append: (session, batch) =>
           Effect.flatMap(
             writers.get(session) === undefined ? openWriter(session) : Effect.succeed(writers.get(session)!),
-            (writer) => Writer.append(fs, directory, session, writer, batch, journal)
+            (writer) => Writer.append(fs, session, writer, batch, journal)
           ),
         read,
         sessions: Effect.map(

@@ -120,11 +120,11 @@ const displaced = (fs: FileSystem.FileSystem, writer: Writer, end: number) =>
 
 /**
  * Writes a batch after the writer's end and makes it durable; answers the seq of its first entry.
- * A batch that fails is cut from the file, so an unacknowledged batch can't resurface.
+ * A batch that fails is cut from the file; if it can't be, the writer stops (`OwnershipLost`) rather
+ * than append after bytes it can't account for.
  */
 export const append = Effect.fnUntraced(function*(
   fs: FileSystem.FileSystem,
-  directory: string,
   session: string,
   writer: Writer,
   batch: ReadonlyArray<SessionLog.Prepared>,
@@ -150,14 +150,20 @@ export const append = Effect.fnUntraced(function*(
   if (Exit.isFailure(written)) {
     const cut = yield* Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync))
     if (Exit.isFailure(cut)) {
-      const reopened = yield* Effect.exit(prepare(fs, directory, writer.path, session))
-      if (Exit.isSuccess(reopened)) writer.end = reopened.value.end
+      // Where the file ends is unknown now: appending after bytes that may hold the failed batch
+      // would repeat its seqs. This writer stops; the next open of the session cuts or keeps them.
+      writer.lost = new OwnershipLost({
+        path: writer.path,
+        detail: "a failed write could not be cut from the file; reopening the log repairs it"
+      })
     }
     return yield* Effect.failCause(written.cause)
   }
   // Durable, but in the file the path names, where this writer's batch ends? If not, it is not
   // acknowledged, and nothing is cut: the file may hold another writer's acknowledged lines.
-  const problem = yield* displaced(fs, writer, start.offset + bytes.length)
+  const problem = yield* displaced(fs, writer, start.offset + bytes.length).pipe(
+    Effect.catch((error) => Effect.succeed(`can't be checked after a write (${error.message})`))
+  )
   if (problem !== undefined) return yield* stop(new OwnershipLost({ path: writer.path, detail: problem }))
   writer.end = { offset: start.offset + bytes.length, line: start.line + batch.length, seq: start.seq + batch.length }
   return start.seq
