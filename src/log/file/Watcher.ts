@@ -14,6 +14,7 @@
 import { Deferred, Duration, Effect, Exit, type FileSystem, type Path, Queue, type Scope, Stream } from "effect"
 import * as SessionId from "../SessionId.ts"
 import * as Format from "./Format.ts"
+import * as RegularFile from "./RegularFile.ts"
 import * as Scanner from "./Scanner.ts"
 
 /** How often files are polled: with a working watch, as a safety net; without one, as the source. */
@@ -51,7 +52,8 @@ type Tail = { readonly end: number; readonly seq: number } | "nothing new" | "lo
 /** The last complete line of a file after `from` (a line boundary): its end and seq. */
 const lastLine = (fs: FileSystem.FileSystem, file: string, session: string, from: number) =>
   Effect.scoped(Effect.gen(function*() {
-    const handle = yield* fs.open(file, { flag: "r" })
+    // Never through a link, never a FIFO or device: the watch reads only what the log itself would.
+    const handle = yield* RegularFile.open(fs, file, "r")
     const size = Number((yield* handle.stat).size)
     for (let window = probeBytes; window <= maxProbeBytes; window *= 8) {
       const start = Math.max(from, size - window)
@@ -112,7 +114,8 @@ export const make = Effect.fnUntraced(function*(
     Effect.gen(function*() {
       if (options.owned(session)) return []
       const file = path.join(directory, Format.fileName(session))
-      const info = yield* fs.stat(file)
+      const info = yield* fs.lstat(file)
+      if (info.type !== "File") return []
       const size = Number(info.size)
       const mtime = info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0
       let known = tracked.get(session)
@@ -138,12 +141,12 @@ export const make = Effect.fnUntraced(function*(
         : [{ session, seq: last.seq }]
     }).pipe(
       Effect.catch((error) =>
-        error.reason._tag === "NotFound"
+        error._tag === "PlatformError" && error.reason._tag === "NotFound"
           ? Effect.sync(() => {
             tracked.delete(session)
             return []
           })
-          : Effect.as(Effect.logDebug(`SessionLogFile watch: can't look at ${session}: ${error.message}`), [])
+          : Effect.as(Effect.logDebug(`SessionLogFile watch: can't look at ${session}: ${error._tag === "PlatformError" ? error.message : error.detail}`), [])
       )
     )
 
