@@ -22,6 +22,7 @@ export interface Event {
     | "truncate"
     | "readAlloc"
     | "stream"
+    | "readFile"
     | "rename"
     | "remove"
     | "writeFile"
@@ -32,6 +33,8 @@ export interface Event {
   readonly bytes?: number | undefined
   readonly entries?: ReadonlyArray<{ readonly session: string; readonly seq: number }> | undefined
   readonly seq?: number | undefined
+  /** Where a stream started reading. */
+  readonly offset?: number | undefined
 }
 
 const decoder = new TextDecoder()
@@ -88,10 +91,15 @@ export const make = () => {
             after(real.open(path, options), { path, op: "open", flag: options?.flag }),
             (file) => wrapFile(path, file)
           ),
-        stream: (path, options) =>
-          real.stream(path, options).pipe(
-            Stream.tap((chunk) => Effect.sync(() => record({ path, op: "stream", bytes: chunk.length })))
-          ),
+        stream: (path, options) => {
+          const offset = options?.offset
+          // The reader passes byte offsets as numbers.
+          const from = offset === undefined ? 0 : typeof offset === "number" ? offset : undefined
+          return real.stream(path, options).pipe(
+            Stream.tap((chunk) => Effect.sync(() => record({ path, op: "stream", bytes: chunk.length, offset: from })))
+          )
+        },
+        readFile: (path) => Effect.tap(real.readFile(path), (bytes) => Effect.sync(() => record({ path, op: "readFile", bytes: bytes.length }))),
         truncate: (path, length) => after(real.truncate(path, length), { path, op: "truncate", bytes: length }),
         rename: (from, to) => after(real.rename(from, to), { path: from, op: "rename", flag: resolve(to) }),
         remove: (path, options) => after(real.remove(path, options), { path, op: "remove" }),
