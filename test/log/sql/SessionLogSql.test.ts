@@ -41,26 +41,34 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
       // create the table first, so both children find it
       yield* Effect.flatMap(SessionLog.SessionLog, (log) => log.sessions).pipe(Effect.provide(backend(table)))
       const perProcess = 300
+      // A child that fails or hangs (killed after a minute) doesn't end the test: what it left is checked.
       const run = () =>
         Effect.promise(() =>
-          new Promise<Array<number>>((resolve, reject) => {
+          new Promise<{ acked: Array<number>; code: number | null; stderr: string }>((resolve) => {
             const child = spawn(process.execPath, [appender, PgTest.url, table, session, String(perProcess)], {
-              stdio: ["ignore", "pipe", "inherit"]
+              stdio: ["ignore", "pipe", "pipe"],
+              timeout: 60_000
             })
             const acked: Array<number> = []
+            let stderr = ""
+            child.stderr.on("data", (chunk) => (stderr += chunk))
             createInterface({ input: child.stdout }).on("line", (line) => acked.push(Number(line)))
-            child.on("exit", (code) => code === 0 ? resolve(acked) : reject(new Error(`appender exited ${code}`)))
+            child.on("exit", (code) => resolve({ acked, code, stderr }))
           })
         )
       const [a, b] = yield* Effect.all([run(), run()], { concurrency: 2 })
-      assert.strictEqual(a.length, perProcess)
-      assert.strictEqual(b.length, perProcess)
       const entries = yield* Effect.flatMap(SessionLog.SessionLog, (log) => Stream.runCollect(log.read(session))).pipe(
         Effect.provide(backend(table))
       )
-      assert.deepStrictEqual(entries.map((e) => e.seq), Array.from({ length: 2 * perProcess }, (_, i) => i))
-      const acked = new Set([...a, ...b])
-      assert.strictEqual(acked.size, 2 * perProcess, "no seq acknowledged twice")
+      const seqs = entries.map((e) => e.seq)
+      assert.deepStrictEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i), "seqs are contiguous from 0")
+      const acked = new Set([...a.acked, ...b.acked])
+      assert.strictEqual(acked.size, a.acked.length + b.acked.length, "no seq acknowledged twice")
+      for (const seq of acked) assert.isBelow(seq, seqs.length, `acknowledged seq ${seq} is stored`)
+      assert.strictEqual(a.code, 0, `the first appender failed: ${a.stderr}`)
+      assert.strictEqual(b.code, 0, `the second appender failed: ${b.stderr}`)
+      assert.strictEqual(seqs.length, 2 * perProcess)
+      assert.strictEqual(acked.size, 2 * perProcess, "every append was acknowledged")
       // the two processes really interleaved
       const writers = entries.map((e) => (e.data as { writer: number }).writer)
       assert.isAbove(writers.filter((w, i) => i > 0 && w !== writers[i - 1]).length, 1)
