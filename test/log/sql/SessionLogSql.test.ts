@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
-import { Effect, Fiber, Layer, Stream } from "effect"
+import { Deferred, Effect, Fiber, Layer, Stream } from "effect"
 import * as ProjectionStore from "../../../src/projection/ProjectionStore.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
@@ -42,21 +42,26 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
       yield* Effect.flatMap(SessionLog.SessionLog, (log) => log.sessions).pipe(Effect.provide(backend(table)))
       const perProcess = 300
       // A child that fails or hangs (killed after a minute) doesn't end the test: what it left is checked.
-      const run = () =>
-        Effect.promise(() =>
-          new Promise<{ acked: Array<number>; code: number | null; stderr: string }>((resolve) => {
-            const child = spawn(process.execPath, [appender, PgTest.url, table, session, String(perProcess)], {
-              stdio: ["ignore", "pipe", "pipe"],
-              timeout: 60_000
-            })
-            const acked: Array<number> = []
-            let stderr = ""
-            child.stderr.on("data", (chunk) => (stderr += chunk))
-            createInterface({ input: child.stdout }).on("line", (line) => acked.push(Number(line)))
-            child.on("exit", (code) => resolve({ acked, code, stderr }))
-          })
-        )
-      const [a, b] = yield* Effect.all([run(), run()], { concurrency: 2 })
+      // Both connect first, then start together, so that their appends interleave.
+      const children = [0, 1].map(() => {
+        const child = spawn(process.execPath, [appender, PgTest.url, table, session, String(perProcess)], {
+          stdio: ["pipe", "pipe", "pipe"],
+          timeout: 60_000
+        })
+        const acked: Array<number> = []
+        let stderr = ""
+        let markReady: () => void
+        const ready = new Promise<void>((resolve) => (markReady = resolve))
+        child.stderr.on("data", (chunk) => (stderr += chunk))
+        createInterface({ input: child.stdout }).on("line", (line) =>
+          line === "ready" ? markReady() : acked.push(Number(line)))
+        const exited = new Promise<{ acked: Array<number>; code: number | null; stderr: string }>((resolve) =>
+          child.on("exit", (code) => (markReady(), resolve({ acked, code, stderr }))))
+        return { child, ready, exited }
+      })
+      yield* Effect.promise(() => Promise.all(children.map((c) => c.ready)))
+      for (const { child } of children) child.stdin.end("go\n")
+      const [a, b] = yield* Effect.promise(() => Promise.all([children[0]!.exited, children[1]!.exited]))
       const entries = yield* Effect.flatMap(SessionLog.SessionLog, (log) => Stream.runCollect(log.read(session))).pipe(
         Effect.provide(backend(table))
       )
@@ -89,8 +94,15 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
       const b = yield* Layer.build(instance())
       const storeB = (yield* ProjectionStore.ProjectionStore.pipe(Effect.provide(b)))
       const logA = yield* SessionLog.SessionLog.pipe(Effect.provide(a))
-      const seen = yield* storeB.changes(TodoProjection.todos, session).pipe(Stream.take(3), Stream.runCollect, Effect.forkChild)
-      yield* Effect.sleep("100 millis")
+      // B's stream has shown the current state (so it is subscribed) before A writes.
+      const subscribed = yield* Deferred.make<void>()
+      const seen = yield* storeB.changes(TodoProjection.todos, session).pipe(
+        Stream.tap(() => Deferred.succeed(subscribed, undefined)),
+        Stream.take(3),
+        Stream.runCollect,
+        Effect.forkChild
+      )
+      yield* Deferred.await(subscribed)
       yield* logA.append(session, "todo/write", { todos: [{ content: "from A", status: "in_progress" }] })
       yield* logA.append(session, "turn/start", {})
       const states = yield* Fiber.join(seen).pipe(Effect.timeout("10 seconds"))
