@@ -73,12 +73,31 @@ export class InvalidOptions extends Schema.TaggedClass<InvalidOptions>()("Invali
 }) {}
 
 /**
+ * A session id that isn't one (`SessionId`'s character set and length), from a caller that got
+ * around the type: refused before any I/O, since ids become file names and keys.
+ *
+ * @since 0.2.0
+ * @category reasons
+ */
+export class InvalidSessionId extends Schema.TaggedClass<InvalidSessionId>()("InvalidSessionId", {
+  detail: Schema.String
+}) {}
+
+/**
  * Every way a session log operation can fail.
  *
  * @since 0.2.0
  * @category reasons
  */
-export const Reason = Schema.Union([InvariantViolation, InvalidPayload, Corrupt, Locked, StorageFailure, InvalidOptions])
+export const Reason = Schema.Union([
+  InvariantViolation,
+  InvalidPayload,
+  Corrupt,
+  Locked,
+  StorageFailure,
+  InvalidOptions,
+  InvalidSessionId
+])
 
 /**
  * @since 0.2.0
@@ -107,6 +126,8 @@ const describe = (reason: Reason): string => {
       return `storage failed: ${reason.detail}`
     case "InvalidOptions":
       return `invalid options: ${reason.detail}`
+    case "InvalidSessionId":
+      return `invalid session id: ${reason.detail}`
   }
 }
 
