@@ -17,7 +17,7 @@ import * as Memory from "./internal/memory.ts"
 import * as StorageFailure from "./internal/storageFailure.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
 import * as SessionId from "./SessionId.ts"
-import { Corrupt, InvalidPayload, type Reason, SessionLogError } from "./SessionLogError.ts"
+import { Corrupt, InvalidPayload, InvalidSessionId, type Reason, SessionLogError } from "./SessionLogError.ts"
 
 /**
  * Where a read starts.
@@ -133,6 +133,12 @@ export const toError = (method: string, session?: string) => (failure: Failure):
   return SessionLogError.fromReason({ method, session, reason: failure })
 }
 
+/** An id from a caller that got around the type is refused before any I/O: ids become file names and keys. */
+const invalidId = (method: string, session: unknown): SessionLogError => {
+  const id = JSON.stringify(String(session))
+  return SessionLogError.fromReason({ method, session: id, reason: new InvalidSessionId({ detail: `${id} is not a SessionId` }) })
+}
+
 interface Waiting {
   readonly prepared: Prepared
   readonly done: Deferred.Deferred<SessionEvent.Entry, SessionLogError>
@@ -203,6 +209,7 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
 
   const append = (session: SessionId.SessionId, type: string, data: unknown) =>
     Effect.flatMap(Clock.currentTimeMillis, (time) => {
+      if (!SessionId.is(session)) return Effect.fail(invalidId("append", session))
       const encoded = Json.encode(type, data, backend.maxEventBytes)
       if ("problem" in encoded) {
         return Effect.fail(
@@ -224,6 +231,7 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
 
   const read = (session: SessionId.SessionId, options?: ReadOptions): Stream.Stream<SessionEvent.Entry, SessionLogError> =>
     Stream.suspend(() => {
+      if (!SessionId.is(session)) return Stream.fail(invalidId("read", session))
       const fromSeq = options?.fromSeq ?? 0
       let expected = fromSeq
       return backend.read(session, fromSeq).pipe(

@@ -116,6 +116,17 @@ export class InvalidOptions extends Schema.TaggedClass<InvalidOptions>()("Invali
 }) {}
 
 /**
+ * A session id that isn't one (`SessionId`'s character set and length), from a caller that got
+ * around the type: refused before any I/O, since ids become file names and keys.
+ *
+ * @since 0.2.0
+ * @category reasons
+ */
+export class InvalidSessionId extends Schema.TaggedClass<InvalidSessionId>()("InvalidSessionId", {
+  detail: Schema.String
+}) {}
+
+/**
  * Every way a session log operation can fail.
  *
  * @since 0.2.0
@@ -129,7 +140,8 @@ export const Reason = Schema.Union([
   StorageFailure,
   InvalidOptions,
   UnsafePath,
-  OwnershipLost
+  OwnershipLost,
+  InvalidSessionId
 ])
 
 /**
@@ -163,6 +175,8 @@ const describe = (reason: Reason): string => {
       return `unsafe path ${reason.path}: ${reason.detail}`
     case "OwnershipLost":
       return `this writer no longer owns the session: ${reason.path} ${reason.detail}`
+    case "InvalidSessionId":
+      return `invalid session id: ${reason.detail}`
   }
 }
 

@@ -114,36 +114,47 @@ export const locate = (fs: FileSystem.FileSystem, path: string, session: string,
     let lo: Scanner.Position = { offset: head.item.end, line: 2, seq: 0 }
     let hi = size
     let hiSeq: number | undefined
-    // Interpolation search: lines are of similar sizes, so a seq's offset is near its share of the
-    // file. Each guess that doesn't halve the interval is followed by a plain bisection step.
-    let bisectNext = false
+    // Interpolation search: lines are of similar sizes, so a seq's line is near its share of the
+    // interval. A guess aims a little before it when the interval's top moved last, a little past it
+    // when its bottom did, so the interval closes from both sides; when a pair of guesses doesn't
+    // halve the interval, a plain bisection step follows.
+    let aimPast = false
+    let pair = 0
+    let pairWidth = size
     while (hi - lo.offset > probeBytes) {
       const width = hi - lo.offset
       let guess: number
       if (hiSeq === undefined) {
         guess = Math.max(lo.offset, size - probeBytes) // first, the tail: it anchors the interpolation
-      } else if (bisectNext) {
+      } else if (pair === 2 && width > pairWidth / 2) {
         guess = lo.offset + Math.floor(width / 2)
+        pair = 0
       } else {
-        const share = (fromSeq - lo.seq) / Math.max(1, hiSeq - lo.seq)
-        guess = lo.offset + Math.min(width - 1, Math.max(0, Math.floor(share * width) - 256))
+        if (pair === 2) pair = 0
+        if (pair === 0) pairWidth = width
+        pair++
+        const perLine = width / Math.max(1, hiSeq - lo.seq)
+        const margin = 2 * perLine + 64
+        const estimate = (fromSeq - lo.seq) * perLine + (aimPast ? margin : -margin)
+        guess = lo.offset + Math.min(width - 1, Math.max(0, Math.floor(estimate)))
       }
       const found = yield* lineAt(guess, true)
       if (found === undefined || found.start >= hi) {
         if (hiSeq === undefined) return undefined
         hi = guess // no whole line begins between `guess` and `hi`: look earlier
-        bisectNext = false
+        aimPast = false
         continue
       }
       if (found.item._tag !== "Entry") return undefined
       if (found.item.entry.seq <= fromSeq) {
         lo = { offset: found.start, line: found.item.entry.seq + 2, seq: found.item.entry.seq }
+        aimPast = true
       } else {
         hi = found.start
         hiSeq = found.item.entry.seq
+        aimPast = false
       }
       if (hiSeq === undefined) hiSeq = found.item.entry.seq + 1 // the tail probe landed at or before `fromSeq`
-      bisectNext = hi - lo.offset > width / 2
     }
     return lo
   })).pipe(Effect.catch(() => Effect.succeed(undefined)))

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
-import { Effect, Fiber, Layer, Stream } from "effect"
+import { Deferred, Effect, Fiber, Layer, Stream } from "effect"
 import * as ProjectionStore from "../../../src/projection/ProjectionStore.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
@@ -60,26 +60,39 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
       // create the table first, so both children find it
       yield* Effect.flatMap(SessionLog.SessionLog, (log) => log.sessions).pipe(Effect.provide(backend(table)))
       const perProcess = 300
-      const run = () =>
-        Effect.promise(() =>
-          new Promise<Array<number>>((resolve, reject) => {
-            const child = spawn(process.execPath, [appender, PgTest.url, table, session, String(perProcess)], {
-              stdio: ["ignore", "pipe", "inherit"]
-            })
-            const acked: Array<number> = []
-            createInterface({ input: child.stdout }).on("line", (line) => acked.push(Number(line)))
-            child.on("exit", (code) => code === 0 ? resolve(acked) : reject(new Error(`appender exited ${code}`)))
-          })
-        )
-      const [a, b] = yield* Effect.all([run(), run()], { concurrency: 2 })
-      assert.strictEqual(a.length, perProcess)
-      assert.strictEqual(b.length, perProcess)
+      // A child that fails or hangs (killed after a minute) doesn't end the test: what it left is checked.
+      // Both connect first, then start together, so that their appends interleave.
+      const children = [0, 1].map(() => {
+        const child = spawn(process.execPath, [appender, PgTest.url, table, session, String(perProcess)], {
+          stdio: ["pipe", "pipe", "pipe"],
+          timeout: 60_000
+        })
+        const acked: Array<number> = []
+        let stderr = ""
+        let markReady: () => void
+        const ready = new Promise<void>((resolve) => (markReady = resolve))
+        child.stderr.on("data", (chunk) => (stderr += chunk))
+        createInterface({ input: child.stdout }).on("line", (line) =>
+          line === "ready" ? markReady() : acked.push(Number(line)))
+        const exited = new Promise<{ acked: Array<number>; code: number | null; stderr: string }>((resolve) =>
+          child.on("exit", (code) => (markReady(), resolve({ acked, code, stderr }))))
+        return { child, ready, exited }
+      })
+      yield* Effect.promise(() => Promise.all(children.map((c) => c.ready)))
+      for (const { child } of children) child.stdin.end("go\n")
+      const [a, b] = yield* Effect.promise(() => Promise.all([children[0]!.exited, children[1]!.exited]))
       const entries = yield* Effect.flatMap(SessionLog.SessionLog, (log) => Stream.runCollect(log.read(session))).pipe(
         Effect.provide(backend(table))
       )
-      assert.deepStrictEqual(entries.map((e) => e.seq), Array.from({ length: 2 * perProcess }, (_, i) => i))
-      const acked = new Set([...a, ...b])
-      assert.strictEqual(acked.size, 2 * perProcess, "no seq acknowledged twice")
+      const seqs = entries.map((e) => e.seq)
+      assert.deepStrictEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i), "seqs are contiguous from 0")
+      const acked = new Set([...a.acked, ...b.acked])
+      assert.strictEqual(acked.size, a.acked.length + b.acked.length, "no seq acknowledged twice")
+      for (const seq of acked) assert.isBelow(seq, seqs.length, `acknowledged seq ${seq} is stored`)
+      assert.strictEqual(a.code, 0, `the first appender failed: ${a.stderr}`)
+      assert.strictEqual(b.code, 0, `the second appender failed: ${b.stderr}`)
+      assert.strictEqual(seqs.length, 2 * perProcess)
+      assert.strictEqual(acked.size, 2 * perProcess, "every append was acknowledged")
       // the two processes really interleaved
       const writers = entries.map((e) => (e.data as { writer: number }).writer)
       assert.isAbove(writers.filter((w, i) => i > 0 && w !== writers[i - 1]).length, 1)
@@ -100,8 +113,15 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
       const b = yield* Layer.build(instance())
       const storeB = (yield* ProjectionStore.ProjectionStore.pipe(Effect.provide(b)))
       const logA = yield* SessionLog.SessionLog.pipe(Effect.provide(a))
-      const seen = yield* storeB.changes(TodoProjection.todos, session).pipe(Stream.take(3), Stream.runCollect, Effect.forkChild)
-      yield* Effect.sleep("100 millis")
+      // B's stream has shown the current state (so it is subscribed) before A writes.
+      const subscribed = yield* Deferred.make<void>()
+      const seen = yield* storeB.changes(TodoProjection.todos, session).pipe(
+        Stream.tap(() => Deferred.succeed(subscribed, undefined)),
+        Stream.take(3),
+        Stream.runCollect,
+        Effect.forkChild
+      )
+      yield* Deferred.await(subscribed)
       yield* logA.append(session, "todo/write", { todos: [{ content: "from A", status: "in_progress" }] })
       yield* logA.append(session, "turn/start", {})
       const states = yield* Fiber.join(seen).pipe(Effect.timeout("10 seconds"))

@@ -1,0 +1,290 @@
+/**
+ * Durability, tested by the ORDER of what reaches the disk. The crash tests in SessionLogFile.test.ts
+ * SIGKILL a writer process, but a killed process's written pages stay in the kernel's page cache, so
+ * they load afterwards whether or not they were ever fsynced: those tests check the protocol
+ * (recovery, torn tails, locks), not durability. A missing or misplaced fsync only shows after a
+ * power cut, which a test can't make; what it can check is that every promise is kept in order:
+ *
+ * - an append is acknowledged only after a sync of the file holding its line (fsync-per-file mode)
+ *   or of the journal holding its batch (journal mode), that sync coming after the write;
+ * - a new file's directory entry is synced before anything in that file is acknowledged;
+ * - in journal mode, every session file a journal covers is synced before that journal is removed
+ *   (at a checkpoint's rotation, and on close).
+ *
+ * The recording FileSystem logs each operation when it completes; acknowledgements go into the same
+ * log as the append returns.
+ */
+import { NodeServices } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, FileSystem, Latch, Layer, Stream } from "effect"
+import { basename, dirname, join } from "node:path"
+import type * as SessionEvent from "../../../src/log/SessionEvent.ts"
+import * as SessionId from "../../../src/log/SessionId.ts"
+import * as SessionLog from "../../../src/log/SessionLog.ts"
+import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import * as Recording from "./RecordingFileSystem.ts"
+
+const isJournal = (path: string) => path.endsWith(".wal")
+
+const show = (events: ReadonlyArray<Recording.Event>, index: number) =>
+  `#${index} ${events[index]?.op} ${basename(events[index]?.path ?? "")}`
+
+/** Index of the first event at or after `from` and before `to` that matches. */
+const findBetween = (
+  events: ReadonlyArray<Recording.Event>,
+  from: number,
+  to: number,
+  match: (event: Recording.Event) => boolean
+) => {
+  for (let i = Math.max(0, from); i < to; i++) if (match(events[i]!)) return i
+  return -1
+}
+
+/** Index of the write of `path` that carried (session, seq). */
+const writeOf = (events: ReadonlyArray<Recording.Event>, path: string, session: string, seq: number, before: number) =>
+  findBetween(events, 0, before, (e) =>
+    e.op === "writeAll" && e.path === path && (e.entries ?? []).some((x) => x.session === session && x.seq === seq))
+
+/**
+ * Every acknowledgement follows the write of its line and, after that write, a sync of the file
+ * (fsync-per-file) or a write of its batch to a journal and a sync of that same journal (journal mode).
+ */
+const assertAcknowledgedAfterSync = (events: ReadonlyArray<Recording.Event>, journal: boolean) => {
+  let acks = 0
+  events.forEach((ack, i) => {
+    if (ack.op !== "ack") return
+    acks++
+    const session = basename(ack.path, ".jsonl")
+    const where = `ack of ${session} seq ${ack.seq} at #${i}`
+    const written = writeOf(events, ack.path, session, ack.seq!, i)
+    assert.isAtLeast(written, 0, `${where}: its line was written to ${ack.path} before it was acknowledged`)
+    if (!journal) {
+      const synced = findBetween(events, written + 1, i, (e) => e.op === "sync" && e.path === ack.path)
+      assert.isAtLeast(synced, 0, `${where}: no fsync of the session file between its write (#${written}) and the acknowledgement`)
+      return
+    }
+    const journaled = findBetween(events, written + 1, i, (e) =>
+      e.op === "writeAll" && isJournal(e.path) && (e.entries ?? []).some((x) => x.session === session && x.seq === ack.seq))
+    assert.isAtLeast(journaled, 0, `${where}: its batch was not written to a journal before the acknowledgement`)
+    const synced = findBetween(events, journaled + 1, i, (e) => e.op === "sync" && e.path === events[journaled]!.path)
+    assert.isAtLeast(synced, 0, `${where}: no fsync of the journal between its batch's write (#${journaled}) and the acknowledgement`)
+  })
+  return acks
+}
+
+/** A file's creation is made durable (its directory synced) before anything that relies on the file is acknowledged. */
+const assertDirectorySyncedBeforeFirstAck = (
+  events: ReadonlyArray<Recording.Event>,
+  file: string,
+  firstReliantAck: number
+) => {
+  const created = findBetween(events, 0, events.length, (e) => e.op === "open" && e.flag === "w" && e.path === file)
+  assert.isAtLeast(created, 0, `${basename(file)} was created`)
+  assert.isAbove(firstReliantAck, created, `${basename(file)}: acknowledged after its creation`)
+  const synced = findBetween(events, created + 1, firstReliantAck, (e) => e.op === "sync" && e.path === dirname(file))
+  assert.isAtLeast(
+    synced,
+    0,
+    `${basename(file)}: its directory was not fsynced between its creation (#${created}) and the first acknowledgement relying on it (${
+      show(events, firstReliantAck)
+    })`
+  )
+}
+
+/** Before a journal is removed, every session file it holds batches for has been synced after those batches were written. */
+const assertDirtyFilesSyncedBeforeRemove = (events: ReadonlyArray<Recording.Event>) => {
+  let removed = 0
+  events.forEach((remove, r) => {
+    if (remove.op !== "remove" || !isJournal(remove.path)) return
+    removed++
+    events.forEach((write, j) => {
+      if (j > r || write.op !== "writeAll" || write.path !== remove.path) return
+      for (const { session, seq } of write.entries ?? []) {
+        const file = join(dirname(remove.path), `${session}.jsonl`)
+        const written = writeOf(events, file, session, seq, j)
+        const synced = findBetween(events, written + 1, r, (e) => e.op === "sync" && e.path === file)
+        assert.isAtLeast(
+          synced,
+          0,
+          `${session} seq ${seq} (written #${written}) was only in journal ${basename(remove.path)} when it was removed (#${r}): ` +
+            `the session file was not fsynced first`
+        )
+      }
+    })
+  })
+  return removed
+}
+
+/** Runs `body` against a file log over a fresh directory, with every disk operation recorded. */
+const recorded = <A, E>(
+  options: Omit<SessionLogFile.Options, "directory">,
+  body: (
+    log: SessionLog.Service,
+    append: (session: SessionId.SessionId, data: unknown) => Effect.Effect<SessionEvent.Entry, unknown>,
+    recorder: ReturnType<typeof Recording.make>,
+    directory: string
+  ) => Effect.Effect<A, E>
+) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-durability-" })
+    const recorder = Recording.make()
+    const result = yield* Effect.flatMap(SessionLog.SessionLog, (log) => {
+      // The acknowledgement: recorded the moment append returns to its caller.
+      const append = (session: SessionId.SessionId, data: unknown) =>
+        Effect.tap(log.append(session, "n", data), (entry) =>
+          Effect.sync(() => recorder.record({ path: join(directory, `${session}.jsonl`), op: "ack", seq: entry.seq })))
+      return Effect.tap(
+        body(log, append, recorder, directory),
+        () => Effect.sync(() => recorder.record({ path: directory, op: "mark", flag: "closing" }))
+      )
+    }).pipe(
+      Effect.provide(SessionLogFile.layerFileSystem({ ...options, directory }).pipe(
+        Layer.provide(Layer.merge(NodeServices.layer, recorder.layer))
+      ))
+    )
+    return { result, events: recorder.events, directory }
+  }).pipe(Effect.provide(NodeServices.layer))
+
+const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => SessionId.decodeSync(`${prefix}${i}`))
+
+/** Warm-up (each session's file is created and its header synced), then concurrent appends, then a new session. */
+const workload = (
+  sessions: ReadonlyArray<SessionId.SessionId>,
+  perSession: number,
+  append: (session: SessionId.SessionId, data: unknown) => Effect.Effect<SessionEvent.Entry, unknown>
+) =>
+  Effect.gen(function*() {
+    yield* Effect.forEach(sessions, (s) => append(s, { warmUp: true }), { concurrency: "unbounded", discard: true })
+    // In waves, so that there are many batches, shared fsyncs and (in journal mode) checkpoints.
+    for (let wave = 0; wave < perSession; wave += 10) {
+      yield* Effect.forEach(
+        Array.from({ length: 10 * sessions.length }, (_, i) => i),
+        (i) => append(sessions[i % sessions.length]!, { wave, i, pad: "x".repeat(i % 90) }),
+        { concurrency: "unbounded", discard: true }
+      )
+    }
+    const late = SessionId.decodeSync("late-newcomer")
+    yield* append(late, { first: true })
+    return [...sessions, late]
+  })
+
+const firstAck = (events: ReadonlyArray<Recording.Event>, file: string) =>
+  events.findIndex((e) => e.op === "ack" && e.path === file)
+
+describe("SessionLogFile durability, by the order of disk operations", () => {
+  it.effect("fsync per file: each append is acknowledged after an fsync of ITS file, after its write", () =>
+    Effect.gen(function*() {
+      const { result: sessions, events, directory } = yield* recorded({}, (_, append) => workload(ids("f", 4), 60, append))
+      const acks = assertAcknowledgedAfterSync(events, false)
+      assert.strictEqual(acks, 4 * 61 + 1, "every append was acknowledged and checked")
+      // The group commit shares fsyncs, so these are not trivially one sync per append.
+      const syncs = events.filter((e) => e.op === "sync" && e.path.endsWith(".jsonl")).length
+      assert.isBelow(syncs, acks, "appends were grouped")
+      for (const session of sessions) {
+        const file = join(directory, `${session}.jsonl`)
+        assertDirectorySyncedBeforeFirstAck(events, file, firstAck(events, file))
+      }
+    }))
+
+  it.effect("journal mode: each append is acknowledged after an fsync of the journal holding its batch", () =>
+    Effect.gen(function*() {
+      const { result: sessions, events, directory } = yield* recorded(
+        { journal: { checkpointBytes: 2048 } },
+        (_, append) => workload(ids("j", 5), 40, append)
+      )
+      const acks = assertAcknowledgedAfterSync(events, true)
+      assert.strictEqual(acks, 5 * 41 + 1, "every append was acknowledged and checked")
+      for (const session of sessions) {
+        const file = join(directory, `${session}.jsonl`)
+        assertDirectorySyncedBeforeFirstAck(events, file, firstAck(events, file))
+      }
+      // Each journal's own directory entry is durable before an acknowledgement relies on it.
+      const journals = [...new Set(events.filter((e) => e.op === "open" && e.flag === "w" && isJournal(e.path)).map((e) => e.path))]
+      assert.isAtLeast(journals.length, 3, "checkpoints rotated the journal")
+      for (const journal of journals) {
+        const reliant = events.findIndex((e, i) =>
+          e.op === "ack" &&
+          findBetween(events, 0, i, (w) => w.op === "writeAll" && w.path === journal && (w.entries ?? []).length > 0) >= 0
+        )
+        if (reliant >= 0) assertDirectorySyncedBeforeFirstAck(events, journal, reliant)
+      }
+    }))
+
+  it.effect("journal mode: every dirty session file is fsynced before its journal is rotated away or removed on close", () =>
+    Effect.gen(function*() {
+      const { events, directory } = yield* recorded(
+        { journal: { checkpointBytes: 2048 } },
+        (_, append) => workload(ids("d", 5), 40, append)
+      )
+      const closing = events.findIndex((e) => e.op === "mark")
+      const removed = assertDirtyFilesSyncedBeforeRemove(events)
+      const rotatedBeforeClose = events.filter((e, i) => i < closing && e.op === "remove" && isJournal(e.path)).length
+      assert.isAtLeast(rotatedBeforeClose, 1, "a checkpoint removed a rotated journal while the log was open")
+      const created = new Set(events.filter((e) => e.op === "open" && e.flag === "w" && isJournal(e.path)).map((e) => e.path))
+      assert.strictEqual(removed, created.size, "every journal was removed by the end")
+      const fs = yield* FileSystem.FileSystem
+      assert.deepStrictEqual((yield* fs.readDirectory(directory)).filter(isJournal), [])
+    }).pipe(Effect.provide(NodeServices.layer)))
+
+  describe("holding the batch fsync (after a warm-up, so the header's fsync is not what waits)", () => {
+    /**
+     * Warm-up append, then every sync of `gated` paths waits for a latch: 20 appends go out; none may
+     * be acknowledged, and a read may not show their lines (written, not yet durable), until it opens.
+     */
+    const held = (journal: boolean) =>
+      Effect.gen(function*() {
+        const session = SessionId.decodeSync("held")
+        const gate = yield* Latch.make(true)
+        const syncWaiting = yield* Deferred.make<void>()
+        const fs = yield* FileSystem.FileSystem
+        const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-held-" })
+        const gated = (path: string) => journal ? path.endsWith(".wal") : path.endsWith("held.jsonl")
+        const holding = Layer.effect(
+          FileSystem.FileSystem,
+          Effect.map(FileSystem.FileSystem, (real) =>
+            FileSystem.FileSystem.of({
+              ...real,
+              open: (path, options) =>
+                Effect.map(real.open(path, options), (file) =>
+                  gated(path)
+                    ? Object.create(file, {
+                      sync: {
+                        get: () => Effect.andThen(Effect.andThen(Deferred.succeed(syncWaiting, undefined), gate.await), file.sync)
+                      }
+                    })
+                    : file)
+            }))
+        )
+        yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
+          Effect.gen(function*() {
+            yield* log.append(session, "warm-up", {})
+            yield* gate.close
+            const fibers: Array<Fiber.Fiber<SessionEvent.Entry, unknown>> = []
+            for (let i = 0; i < 20; i++) fibers.push(yield* Effect.forkChild(log.append(session, "n", { i })))
+            // Until the batch's fsync is reached (and held), or, if the log never asks for one, the appends end.
+            yield* Effect.raceFirst(Deferred.await(syncWaiting), Effect.asVoid(Fiber.joinAll(fibers)))
+            for (const fiber of fibers) {
+              assert.isUndefined(fiber.pollUnsafe(), "an append was acknowledged before the fsync of its batch")
+            }
+            const visible = yield* Stream.runCollect(log.read(session))
+            assert.deepStrictEqual(
+              visible.map((e) => e.type),
+              ["warm-up"],
+              "a read showed lines of a batch whose fsync has not completed"
+            )
+            yield* gate.open
+            const entries = yield* Effect.forEach(fibers, Fiber.join)
+            assert.deepStrictEqual(entries.map((e) => e.seq).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1))
+            assert.strictEqual((yield* Stream.runCollect(log.read(session))).length, 21)
+          }).pipe(Effect.ensuring(gate.open))).pipe(
+            Effect.provide(SessionLogFile.layerFileSystem({ directory, journal }).pipe(
+              Layer.provide(Layer.merge(NodeServices.layer, holding.pipe(Layer.provide(NodeServices.layer))))
+            ))
+          )
+      }).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
+
+    it.live("fsync per file", () => held(false))
+    it.live("journal mode", () => held(true))
+  })
+})

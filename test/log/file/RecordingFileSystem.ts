@@ -1,0 +1,115 @@
+/**
+ * A `FileSystem` that wraps the real one (`NodeServices`) and records, in order, what reaches the
+ * disk: every write, sync and truncate of an open file (with the file's path), every rename, remove,
+ * file write and directory creation, and every byte read through an open file or a stream. A test
+ * may add its own events (an acknowledgement, say) to the same log, so that "A happened before B"
+ * becomes an assertion on indices.
+ *
+ * Events are recorded when the operation COMPLETES: a sync that has begun but not returned made
+ * nothing durable yet.
+ */
+import { NodeServices } from "@effect/platform-node"
+import { Effect, FileSystem, Layer, Stream } from "effect"
+import { basename, resolve } from "node:path"
+
+/** One recorded operation. `entries` lists the (session, seq) of every event line a write carried. */
+export interface Event {
+  readonly path: string
+  readonly op:
+    | "open"
+    | "writeAll"
+    | "sync"
+    | "truncate"
+    | "readAlloc"
+    | "stream"
+    | "readFile"
+    | "rename"
+    | "remove"
+    | "writeFile"
+    | "makeDirectory"
+    | "ack"
+    | "mark"
+  readonly flag?: string | undefined
+  readonly bytes?: number | undefined
+  readonly entries?: ReadonlyArray<{ readonly session: string; readonly seq: number }> | undefined
+  readonly seq?: number | undefined
+  /** Where a stream started reading. */
+  readonly offset?: number | undefined
+}
+
+const decoder = new TextDecoder()
+
+/**
+ * The (session, seq) pairs of the event lines in bytes written to `path`: a session file's lines
+ * name their seq (the session is the file's name); a journal's batches are introduced by a record
+ * header naming the session.
+ */
+export const entriesOf = (path: string, bytes: Uint8Array) => {
+  const entries: Array<{ session: string; seq: number }> = []
+  let session = basename(path).replace(/\.jsonl$/, "")
+  for (const line of decoder.decode(bytes).split("\n")) {
+    if (line.length === 0) continue
+    const json = JSON.parse(line)
+    if (typeof json.session === "string" && typeof json.offset === "number") session = json.session
+    else if (typeof json.seq === "number" && typeof json.type === "string") entries.push({ session, seq: json.seq })
+  }
+  return entries
+}
+
+/** A recorder: its event log, a way to add events, and the FileSystem layer that fills it. */
+export const make = () => {
+  const events: Array<Event> = []
+  const record = (event: Event) => {
+    events.push({ ...event, path: resolve(event.path) })
+  }
+  /** Runs `effect`, then records `event` (only if it succeeded). */
+  const after = <A, E, R>(effect: Effect.Effect<A, E, R>, event: Event) =>
+    Effect.tap(effect, () => Effect.sync(() => record(event)))
+
+  const wrapFile = (path: string, file: FileSystem.File): FileSystem.File =>
+    Object.create(file, {
+      sync: { get: () => after(file.sync, { path, op: "sync" }) },
+      writeAll: {
+        value: (bytes: Uint8Array) =>
+          after(file.writeAll(bytes), { path, op: "writeAll", bytes: bytes.length, entries: entriesOf(path, bytes) })
+      },
+      truncate: { value: (length?: number) => after(file.truncate(length), { path, op: "truncate", bytes: length }) },
+      readAlloc: {
+        value: (size: number, options?: FileSystem.File.ReadOptions) =>
+          Effect.tap(file.readAlloc(size, options), (read) =>
+            Effect.sync(() => record({ path, op: "readAlloc", bytes: read._tag === "Some" ? read.value.length : 0 })))
+      }
+    })
+
+  const layer = Layer.effect(
+    FileSystem.FileSystem,
+    Effect.map(FileSystem.FileSystem, (real) =>
+      FileSystem.FileSystem.of({
+        ...real,
+        open: (path, options) =>
+          Effect.map(
+            after(real.open(path, options), { path, op: "open", flag: options?.flag }),
+            (file) => wrapFile(path, file)
+          ),
+        stream: (path, options) => {
+          const offset = options?.offset
+          // The reader passes byte offsets as numbers.
+          const from = offset === undefined ? 0 : typeof offset === "number" ? offset : undefined
+          return real.stream(path, options).pipe(
+            Stream.tap((chunk) => Effect.sync(() => record({ path, op: "stream", bytes: chunk.length, offset: from })))
+          )
+        },
+        readFile: (path) => Effect.tap(real.readFile(path), (bytes) => Effect.sync(() => record({ path, op: "readFile", bytes: bytes.length }))),
+        truncate: (path, length) => after(real.truncate(path, length), { path, op: "truncate", bytes: length }),
+        rename: (from, to) => after(real.rename(from, to), { path: from, op: "rename", flag: resolve(to) }),
+        remove: (path, options) => after(real.remove(path, options), { path, op: "remove" }),
+        writeFile: (path, data, options) => after(real.writeFile(path, data, options), { path, op: "writeFile" }),
+        writeFileString: (path, data, options) =>
+          after(real.writeFileString(path, data, options), { path, op: "writeFile" }),
+        makeDirectory: (path, options) => after(real.makeDirectory(path, options), { path, op: "makeDirectory" })
+      })
+    )
+  ).pipe(Layer.provide(NodeServices.layer))
+
+  return { events, record, layer }
+}
