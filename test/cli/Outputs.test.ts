@@ -89,12 +89,12 @@ describe("todo-write outputs", () => {
         const fs = yield* FileSystem.FileSystem
         const dir = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-outputs-" })
         const missing = yield* run(["show", "--dir", dir, "nope"])
-        assert.strictEqual(messageOf(missing.exit), "no session nope")
+        assert.match(messageOf(missing.exit), /^no session nope in \//)
         const hostile = yield* run(["show", "--dir", dir, "../etc"])
         assert.match(messageOf(hostile.exit), /^invalid session id "\.\.\/etc": /)
         assert.deepStrictEqual(yield* fs.readDirectory(dir), [], "a hostile id touched nothing")
         const noUrl = yield* run(["show", "--store", "postgres", "s1"])
-        assert.match(messageOf(noUrl.exit), /^--store postgres reads the server's URL from DATABASE_URL: /)
+        assert.match(messageOf(noUrl.exit), /^--store postgres reads the server's URL from DATABASE_URL, which is not set/)
       }).pipe(Effect.provide(NodeServices.layer)))
 
     it.effect("verify: names the bad session, its line and the count of failures", () =>
@@ -112,7 +112,7 @@ describe("todo-write outputs", () => {
         const out = yield* run(["verify", "--dir", dir])
         assert.strictEqual(messageOf(out.exit), "1 of 2 sessions failed verification")
         assert.match(out.stdout, /^bad\s+BAD\s+.*line 3/m)
-        assert.match(out.stdout, /^good\s+ok\s+1 events$/m)
+        assert.match(out.stdout, /^good\s+ok\s+1 event$/m)
       }).pipe(Effect.provide(NodeServices.layer)))
 
     it.effect("serve: refuses to start without the in_progress policy, saying which flag", () =>

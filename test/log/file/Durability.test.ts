@@ -78,7 +78,7 @@ const assertDirectorySyncedBeforeFirstAck = (
   file: string,
   firstReliantAck: number
 ) => {
-  const created = findBetween(events, 0, events.length, (e) => e.op === "open" && e.flag === "w" && e.path === file)
+  const created = findBetween(events, 0, events.length, (e) => e.op === "open" && (e.flag === "w" || e.flag === "wx") && e.path === file)
   assert.isAtLeast(created, 0, `${basename(file)} was created`)
   assert.isAbove(firstReliantAck, created, `${basename(file)}: acknowledged after its creation`)
   const synced = findBetween(events, created + 1, firstReliantAck, (e) => e.op === "sync" && e.path === dirname(file))
@@ -200,7 +200,7 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
         assertDirectorySyncedBeforeFirstAck(events, file, firstAck(events, file))
       }
       // Each journal's own directory entry is durable before an acknowledgement relies on it.
-      const journals = [...new Set(events.filter((e) => e.op === "open" && e.flag === "w" && isJournal(e.path)).map((e) => e.path))]
+      const journals = [...new Set(events.filter((e) => e.op === "open" && (e.flag === "w" || e.flag === "wx") && isJournal(e.path)).map((e) => e.path))]
       assert.isAtLeast(journals.length, 3, "checkpoints rotated the journal")
       for (const journal of journals) {
         const reliant = events.findIndex((e, i) =>
@@ -221,7 +221,7 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
       const removed = assertDirtyFilesSyncedBeforeRemove(events)
       const rotatedBeforeClose = events.filter((e, i) => i < closing && e.op === "remove" && isJournal(e.path)).length
       assert.isAtLeast(rotatedBeforeClose, 1, "a checkpoint removed a rotated journal while the log was open")
-      const created = new Set(events.filter((e) => e.op === "open" && e.flag === "w" && isJournal(e.path)).map((e) => e.path))
+      const created = new Set(events.filter((e) => e.op === "open" && (e.flag === "w" || e.flag === "wx") && isJournal(e.path)).map((e) => e.path))
       assert.strictEqual(removed, created.size, "every journal was removed by the end")
       const fs = yield* FileSystem.FileSystem
       assert.deepStrictEqual((yield* fs.readDirectory(directory)).filter(isJournal), [])

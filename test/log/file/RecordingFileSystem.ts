@@ -33,8 +33,10 @@ export interface Event {
   readonly bytes?: number | undefined
   readonly entries?: ReadonlyArray<{ readonly session: string; readonly seq: number }> | undefined
   readonly seq?: number | undefined
-  /** Where a stream started reading. */
+  /** Where a stream started reading, or where a `readAlloc` read from. */
   readonly offset?: number | undefined
+  /** How many bytes a `readAlloc` asked for (a probe asks for a few KiB, a scan for whole chunks). */
+  readonly requested?: number | undefined
 }
 
 const decoder = new TextDecoder()
@@ -46,6 +48,8 @@ const decoder = new TextDecoder()
  */
 export const entriesOf = (path: string, bytes: Uint8Array) => {
   const entries: Array<{ session: string; seq: number }> = []
+  // Only session files and journals hold event lines (a lock file holds its owner, not JSON).
+  if (!path.endsWith(".jsonl") && !path.endsWith(".wal")) return entries
   let session = basename(path).replace(/\.jsonl$/, "")
   for (const line of decoder.decode(bytes).split("\n")) {
     if (line.length === 0) continue
@@ -77,7 +81,15 @@ export const make = () => {
       readAlloc: {
         value: (size: number, options?: FileSystem.File.ReadOptions) =>
           Effect.tap(file.readAlloc(size, options), (read) =>
-            Effect.sync(() => record({ path, op: "readAlloc", bytes: read._tag === "Some" ? read.value.length : 0 })))
+            Effect.sync(() =>
+              record({
+                path,
+                op: "readAlloc",
+                bytes: read._tag === "Some" ? read.value.length : 0,
+                offset: Number(options?.position ?? 0),
+                requested: size
+              })
+            ))
       }
     })
 
