@@ -13,7 +13,7 @@ import * as TodoEvents from "../../src/todo/TodoEvents.ts"
 import * as TodoProjection from "../../src/todo/TodoProjection.ts"
 
 describe("TodoProjection.todos", () => {
-  it.effect("is checkpointed under todos.<session>, version 1", () =>
+  it.effect("is checkpointed under todos.<session>, version 2 (evidence joined the state)", () =>
     Effect.gen(function*() {
       const session = SessionId.decodeSync("kept")
       const log = yield* SessionLog.SessionLog
@@ -23,7 +23,7 @@ describe("TodoProjection.todos", () => {
       const kv = yield* KeyValueStore.KeyValueStore
       const saved = yield* kv.get("todos.kept")
       assert.isDefined(saved, "no checkpoint under todos.kept")
-      assert.deepInclude(JSON.parse(saved!), { version: 1, seq: 0 })
+      assert.deepInclude(JSON.parse(saved!), { version: 2, seq: 0 })
     }).pipe(
       Effect.provide(ProjectionStore.layerCheckpointed({ every: 1 }).pipe(
         Layer.provideMerge(TodoEvents.layerChecked.pipe(Layer.provideMerge(SessionLog.layerMemory))),
