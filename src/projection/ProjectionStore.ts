@@ -67,6 +67,9 @@ interface Checkpoints {
   readonly every: number
 }
 
+/** The most sessions whose folded state a store keeps per projection. */
+const maxCells = 10_000
+
 const make = (checkpoints: Checkpoints | undefined) =>
   Effect.gen(function*() {
     const log = yield* CheckedSessionLog
@@ -81,7 +84,16 @@ const make = (checkpoints: Checkpoints | undefined) =>
       }
       const existing = bySession.get(session)
       // A session's cells are keyed by their projection, so a cell found here holds that projection's state.
-      if (existing !== undefined) return existing as Cell<S>
+      if (existing !== undefined) {
+        // Most recently used last: the first in the map is the one evicted.
+        bySession.delete(session)
+        bySession.set(session, existing)
+        return existing as Cell<S>
+      }
+      // Bounded, so a server that reads many sessions doesn't keep them all: an evicted session is
+      // folded again (from its checkpoint, if any) the next time it is read. A stream of changes
+      // keeps the cell it holds.
+      if (bySession.size >= maxCells) bySession.delete(bySession.keys().next().value!)
       const cell: Cell<S> = {
         next: checkpoints === undefined ? 0 : -1,
         state: projection.initial,

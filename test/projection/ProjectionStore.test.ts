@@ -76,6 +76,34 @@ describe("ProjectionStore: todos", () => {
       readFrom = []
     }).pipe(Effect.provide(TodoEvents.layerChecked.pipe(Layer.provide(SessionLog.layerMemory)))))
 
+  it.effect("keeps the state of at most 10,000 sessions per projection: the least recently read is folded again", () =>
+    Effect.gen(function*() {
+      const raw = yield* CheckedSessionLog
+      const readFrom = new Map<string, Array<number>>()
+      const counting = CheckedSessionLog.of({
+        ...raw,
+        read: (s, options) => {
+          readFrom.set(s, [...(readFrom.get(s) ?? []), options?.fromSeq ?? 0])
+          return raw.read(s, options)
+        }
+      })
+      const store = yield* ProjectionStore.ProjectionStore.pipe(
+        Effect.provide(ProjectionStore.layer.pipe(Layer.provide(Layer.succeed(CheckedSessionLog, counting))))
+      )
+      const ids = Array.from({ length: 10_001 }, (_, i) => SessionId.decodeSync(`s${i}`))
+      const first = ids[0]!
+      yield* raw.append(first, TodoEvents.write.type, { todos: list("kept") })
+      yield* store.get(TodoProjection.todos, first)
+      // Reading the first again keeps it recent; the second one read is then the oldest.
+      for (const id of ids.slice(1, 3)) yield* store.get(TodoProjection.todos, id)
+      yield* store.get(TodoProjection.todos, first)
+      for (const id of ids.slice(3)) yield* store.get(TodoProjection.todos, id)
+      yield* store.get(TodoProjection.todos, ids[1]!)
+      assert.deepStrictEqual(readFrom.get(ids[1]!), [0, 0], "the least recently read was evicted: folded from the start")
+      assert.deepStrictEqual(yield* store.get(TodoProjection.todos, first), list("kept"))
+      assert.deepStrictEqual(readFrom.get(first), [0, 1, 1], "the first session stayed: read on from where it was")
+    }).pipe(Effect.provide(TodoEvents.layerChecked.pipe(Layer.provide(SessionLog.layerMemory)))))
+
   it.effect("streams the current list, then each change", () =>
     Effect.gen(function*() {
       const [log, store] = yield* services
