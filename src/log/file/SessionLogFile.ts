@@ -23,7 +23,7 @@
  *
  * @since 0.2.0
  */
-import { Duration, Effect, Exit, FileSystem, Layer, Option, Path, Result, Schema, Scope, Semaphore, Stream } from "effect"
+import { Duration, Effect, FileSystem, Layer, Option, Path, Result, Schema, Stream } from "effect"
 import * as SessionId from "../SessionId.ts"
 import * as SessionInvariant from "../SessionInvariant.ts"
 import * as SessionLog from "../SessionLog.ts"
@@ -38,6 +38,7 @@ import * as Recovery from "./Recovery.ts"
 import * as Scanner from "./Scanner.ts"
 import * as Watcher from "./Watcher.ts"
 import * as Writer from "./Writer.ts"
+import * as Writers from "./Writers.ts"
 
 /** A duration as `Duration` takes it: milliseconds, `"1 second"`, a `Duration`… */
 const DurationInput = Schema.declare(
@@ -76,6 +77,11 @@ export const Options = Schema.Struct({
    * refuses to start) instead of its first append.
    */
   open: Schema.optional(Schema.Array(SessionId.SessionId)),
+  /**
+   * How long a session's writer may sit unused before it is closed and its lock released (default 5
+   * minutes): a process appending to many sessions holds only those in use. Sessions in `open` stay held.
+   */
+  idleWriterTimeout: Schema.optional(DurationInput),
   /**
    * Watch the directory for commits other processes make, so that `subscribe` (and so
    * `ProjectionStore.changes`) carries them too, each entry once, in seq order per session: one
@@ -213,30 +219,16 @@ export const layerFileSystem = (
             4 * 1024 * 1024
         }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
 
-      const writers = new Map<SessionId.SessionId, Writer.Writer>()
-      const opening = yield* Semaphore.make(1)
+      const writers = yield* Writers.make({
+        fs,
+        path,
+        directory,
+        self,
+        journal,
+        maxLineBytes,
+        idle: Duration.fromInputUnsafe(valid.idleWriterTimeout ?? "5 minutes")
+      })
       const fileOfSession = (session: SessionId.SessionId) => path.join(directory, Format.fileName(session))
-
-      const openWriter = (session: SessionId.SessionId) =>
-        opening.withPermit(Effect.suspend(() => {
-          const existing = writers.get(session)
-          if (existing !== undefined) return Effect.succeed(existing)
-          return Effect.gen(function*() {
-            // The writer lives as long as the layer: its lock and handle close with it.
-            const scope = yield* Scope.fork(layerScope)
-            const writer = yield* Effect.gen(function*() {
-              const lock = yield* Lock.acquire(fs, path.join(directory, Format.lockName(session)), self)
-              // A process that died holding this session may have left acknowledged appends in its journal.
-              yield* Recovery.recoverSession(fs, path, directory, session)
-              const writer = yield* Writer.open(fs, directory, fileOfSession(session), session, lock, maxLineBytes)
-              // Closing: what the journal holds for this file becomes durable in the file itself.
-              if (journal !== undefined) yield* Effect.addFinalizer(() => journal.release(writer.file))
-              return writer
-            }).pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
-            writers.set(session, writer)
-            return writer
-          })
-        }))
 
       const read = (session: SessionId.SessionId, fromSeq: number) =>
         Stream.unwrap(Effect.gen(function*() {
@@ -260,16 +252,12 @@ export const layerFileSystem = (
           )
         }))
 
-      for (const session of options.open ?? []) {
-        yield* openWriter(session).pipe(Effect.mapError(SessionLog.toError("open", session)))
+      for (const session of valid.open ?? []) {
+        yield* writers.pin(session).pipe(Effect.mapError(SessionLog.toError("open", session)))
       }
 
       return yield* SessionLog.make({
-        append: (session, batch) =>
-          Effect.flatMap(
-            writers.get(session) === undefined ? openWriter(session) : Effect.succeed(writers.get(session)!),
-            (writer) => Writer.append(fs, session, writer, batch, journal)
-          ),
+        append: (session, batch) => writers.use(session, (writer) => Writer.append(fs, session, writer, batch, journal)),
         read,
         sessions: Effect.map(
           fs.readDirectory(directory),
@@ -281,7 +269,7 @@ export const layerFileSystem = (
           ? undefined
           : yield* Watcher.make(fs, path, directory, {
             ...(typeof valid.watch === "object" ? valid.watch : {}),
-            owned: (session) => writers.has(session)
+            owned: (session) => writers.get(session) !== undefined
           })
       })
     })

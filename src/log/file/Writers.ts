@@ -1,0 +1,105 @@
+/**
+ * The session writers a file log holds: each opened on demand under its session's lock, and closed
+ * again once idle, so a long-running process that appends to many sessions holds the descriptors and
+ * locks of the ones in use, not of every session it ever touched. A session opened from the start
+ * (`open`) stays held until the log closes; so does a writer that lost its session, which must go on
+ * refusing appends.
+ */
+import { Clock, Duration, Effect, Exit, type FileSystem, type Path, Scope, Semaphore } from "effect"
+import type * as SessionId from "../SessionId.ts"
+import * as Format from "./Format.ts"
+import type * as JournalCommitter from "./JournalCommitter.ts"
+import * as Lock from "./Lock.ts"
+import type * as Owner from "./Owner.ts"
+import * as Recovery from "./Recovery.ts"
+import * as Writer from "./Writer.ts"
+
+interface Held {
+  readonly writer: Writer.Writer
+  readonly scope: Scope.Closeable
+  /** Batches being written right now: a busy writer is never closed. */
+  busy: number
+  lastUsed: number
+  readonly pinned: boolean
+}
+
+/** Where the writers live and how they are opened. */
+export interface Options {
+  readonly fs: FileSystem.FileSystem
+  readonly path: Path.Path
+  readonly directory: string
+  readonly self: Owner.Owner
+  readonly journal: JournalCommitter.Committer | undefined
+  readonly maxLineBytes: number
+  /** A writer unused this long is closed (its lock released). */
+  readonly idle: Duration.Duration
+}
+
+/** Starts the pool in the current scope: its writers, and the sweeper that closes idle ones, live as long. */
+export const make = Effect.fnUntraced(function*(options: Options) {
+  const { fs, path, directory, journal } = options
+  const layerScope = yield* Effect.scope
+  const held = new Map<SessionId.SessionId, Held>()
+  const opening = yield* Semaphore.make(1)
+
+  const open = (session: SessionId.SessionId, pinned: boolean) =>
+    opening.withPermit(Effect.suspend(() => {
+      const existing = held.get(session)
+      if (existing !== undefined) return Effect.succeed(existing)
+      return Effect.gen(function*() {
+        const scope = yield* Scope.fork(layerScope)
+        const writer = yield* Effect.gen(function*() {
+          const lock = yield* Lock.acquire(fs, path.join(directory, Format.lockName(session)), options.self)
+          // A process that died holding this session may have left acknowledged appends in its journal.
+          yield* Recovery.recoverSession(fs, path, directory, session)
+          const file = path.join(directory, Format.fileName(session))
+          const writer = yield* Writer.open(fs, directory, file, session, lock, options.maxLineBytes)
+          // Closing: what the journal holds for this file becomes durable in the file itself.
+          if (journal !== undefined) yield* Effect.addFinalizer(() => journal.release(writer.file))
+          return writer
+        }).pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
+        const entry: Held = { writer, scope, busy: 0, lastUsed: yield* Clock.currentTimeMillis, pinned }
+        held.set(session, entry)
+        return entry
+      })
+    }))
+
+  // Closed under the same permit as opening, so a session is never reopened while its old lock is
+  // still being released.
+  const sweep = opening.withPermit(Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    for (const [session, entry] of held) {
+      const idle = entry.busy === 0 && !entry.pinned && entry.writer.lost === undefined &&
+        now - entry.lastUsed >= Duration.toMillis(options.idle)
+      if (!idle) continue
+      held.delete(session)
+      yield* Scope.close(entry.scope, Exit.void)
+    }
+  }))
+  yield* sweep.pipe(Effect.delay(Duration.divideUnsafe(options.idle, 2)), Effect.forever, Effect.forkIn(layerScope))
+
+  return {
+    /** The writer this process holds for the session, if any. */
+    get: (session: SessionId.SessionId): Writer.Writer | undefined => held.get(session)?.writer,
+    /** Opens the session now and holds it until the log closes. */
+    pin: (session: SessionId.SessionId) => Effect.asVoid(open(session, true)),
+    /** Runs `f` with the session's writer, opening it if need be; the writer stays open while `f` runs. */
+    use: <A, E>(session: SessionId.SessionId, f: (writer: Writer.Writer) => Effect.Effect<A, E>) => {
+      const run = (entry: Held) => {
+        // Marked busy before anything can yield, so the sweeper never closes it under `f`.
+        entry.busy++
+        return f(entry.writer).pipe(
+          Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.sync(() => {
+              entry.busy--
+              entry.lastUsed = now
+            })))
+        )
+      }
+      return Effect.suspend(() => {
+        const existing = held.get(session)
+        return existing === undefined ? Effect.flatMap(open(session, false), run) : run(existing)
+      })
+    }
+  }
+})
