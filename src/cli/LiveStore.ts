@@ -5,10 +5,8 @@
 import { type FileSystem, Layer, type Path } from "effect"
 import type { CliError } from "effect/cli"
 import type { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
-import * as SessionLogFile from "../log/file/SessionLogFile.ts"
 import type { SessionLogError } from "../log/SessionLogError.ts"
 import * as ProjectionStore from "../projection/ProjectionStore.ts"
-import * as SubagentEvents from "../todo/SubagentEvents.ts"
 import * as Store from "./Store.ts"
 
 /** The checked log and a projection store over it, carrying every process's commits. */
@@ -20,8 +18,4 @@ export const layer = (
   SessionLogError | CliError.UserError,
   FileSystem.FileSystem | Path.Path
 > =>
-  ProjectionStore.layer.pipe(Layer.provideMerge(
-    kind === "file"
-      ? SubagentEvents.layerChecked.pipe(Layer.provide(SessionLogFile.layerFileSystem({ directory: dir, watch: true })))
-      : Store.log(kind, dir)
-  ))
+  ProjectionStore.layer.pipe(Layer.provideMerge(Store.log(kind, dir, { watch: true })))

@@ -11,19 +11,8 @@ export type Format = (typeof formats)[number]
 
 /** The definition object `--format` names, for one policy. */
 export const definition = (format: Format, choice: InProgress, evidence: Evidence = "invite") => {
-  const policy = policyOf(choice, evidence)
-  switch (format) {
-    case "all":
-      return ToolDefinition.all(policy)
-    case "mcp":
-      return ToolDefinition.mcp(policy)
-    case "openai":
-      return ToolDefinition.openAi(policy)
-    case "openai-responses":
-      return ToolDefinition.openAiResponses(policy)
-    case "anthropic":
-      return ToolDefinition.anthropic(policy)
-  }
+  const all = ToolDefinition.all(policyOf(choice, evidence))
+  return format === "all" ? all : all[format]
 }
 
 export const command = Command.make("schema", {

@@ -51,7 +51,7 @@ export const serve = (options: Options) =>
     if (Option.isSome(token) && token.value.length < 16) {
       return yield* Store.userError("--token-file must hold a token of at least 16 characters")
     }
-    const where = options.store === "file" ? options.dir : "PostgreSQL ($DATABASE_URL)"
+    const where = yield* Store.describe(options.store, options.dir)
     const announce = Layer.effectDiscard(HttpServer.addressFormattedWith((url) =>
       Console.error(
         `todo-write: serving todo_write over MCP Streamable HTTP at ${url}/mcp/<session-id> (or ${url}/mcp for a new ` +

@@ -57,12 +57,20 @@ const postgres: Layer.Layer<SessionLog, SessionLogError | CliError.UserError> = 
   )
 }))
 
-/**
- * The checked log over JSONL files in a directory, created if missing; the sessions in `open` are
- * held (their locks taken) from the start.
- */
-export const fileLog = (dir: string, open?: ReadonlyArray<SessionId.SessionId>) =>
-  SubagentEvents.layerChecked.pipe(Layer.provide(SessionLogFile.layerFileSystem({ directory: dir, open })))
+/** What a command asks of the file store beyond its directory. */
+export interface FileOptions {
+  /** Sessions held (their locks taken) from the start. */
+  readonly open?: ReadonlyArray<SessionId.SessionId> | undefined
+  /** Watch the directory, so other processes' commits reach live readers. */
+  readonly watch?: boolean | undefined
+}
+
+/** The checked log over JSONL files in a directory, created if missing. */
+export const fileLog = (dir: string, options: FileOptions = {}) =>
+  SubagentEvents.layerChecked.pipe(Layer.provide(SessionLogFile.layerFileSystem({ directory: dir, ...options })))
+
+/** The checked log in PostgreSQL, which carries other instances' commits by itself (`LISTEN`). */
+const postgresLog = SubagentEvents.layerChecked.pipe(Layer.provide(postgres))
 
 /** Fails, naming it, unless the path is an existing directory: looking into logs never creates one. */
 export const existingDirectory = (dir: string) =>
@@ -77,19 +85,17 @@ export const existingDirectory = (dir: string) =>
 
 type Log = Layer.Layer<CheckedSessionLog, SessionLogError | CliError.UserError, FileSystem.FileSystem | Path.Path>
 
+/** The checked log of the chosen store; for files, the directory is created if missing. */
+export const log = (kind: Store, dir: string, options: FileOptions = {}): Log =>
+  kind === "file" ? fileLog(dir, options) : postgresLog
+
 /** The checked log of the chosen store, to look into: a missing directory is an error, never created. */
 export const existing = (kind: Store, dir: string): Log =>
-  kind === "file"
-    ? Layer.unwrap(Effect.as(existingDirectory(dir), fileLog(dir)))
-    : SubagentEvents.layerChecked.pipe(Layer.provide(postgres))
+  kind === "file" ? Layer.unwrap(Effect.as(existingDirectory(dir), fileLog(dir))) : postgresLog
 
 /**
- * The checked log a server writes one session to: the directory is created if missing, and the
- * session is opened (its lock held) while the layer is built, so a session in use fails it.
+ * The checked log a server writes one session to: the session is opened (its lock held) while the
+ * layer is built, so a session in use fails it.
  */
 export const serving = (kind: Store, dir: string, session: SessionId.SessionId): Log =>
-  kind === "file" ? fileLog(dir, [session]) : SubagentEvents.layerChecked.pipe(Layer.provide(postgres))
-
-/** The checked log of the chosen store, for a server of many sessions: the directory is created if missing. */
-export const log = (kind: Store, dir: string): Log =>
-  kind === "file" ? fileLog(dir) : SubagentEvents.layerChecked.pipe(Layer.provide(postgres))
+  log(kind, dir, { open: [session] })

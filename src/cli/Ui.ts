@@ -13,9 +13,12 @@ import * as LiveStore from "./LiveStore.ts"
 import * as Store from "./Store.ts"
 
 /** Prints where the view is, once the server listens. */
-const announce = (where: string) =>
-  Layer.effectDiscard(Effect.flatMap(HttpServer.HttpServer, (server) =>
-    Console.log(`todo-write ui: ${HttpServer.formatAddress(server.address)}/ (sessions in ${where}); Ctrl-C stops it`)))
+const announce = (store: Store.Store, dir: string) =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const where = yield* Store.describe(store, dir)
+    yield* Console.log(`todo-write ui: ${HttpServer.formatAddress(server.address)}/ (sessions in ${where}); Ctrl-C stops it`)
+  }))
 
 export const command = Command.make("ui", {
   dir: Store.directory,
@@ -33,7 +36,7 @@ export const command = Command.make("ui", {
     : Layer.launch(
     Layer.mergeAll(
       WebView.layer,
-      announce(store === "file" ? dir : "PostgreSQL ($DATABASE_URL)")
+      announce(store, dir)
     ).pipe(
       Layer.provide(NodeHttpServer.layer(createServer, { host, port, gracefulShutdownTimeout: "1 second" })),
       Layer.provide(LiveStore.layer(store, dir))

@@ -30,6 +30,15 @@ export const Entry = Schema.Struct({
 export type Entry = typeof Entry.Type
 
 /**
+ * A frozen entry: what every backend answers with.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const makeEntry = (type: string, seq: number, time: number, data: unknown): Entry =>
+  Object.freeze({ type, seq, time, data })
+
+/**
  * An entry together with the session it was committed to: what live readers receive.
  *
  * @since 0.2.0

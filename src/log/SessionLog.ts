@@ -15,7 +15,7 @@ import { Cause, Clock, Context, Deferred, Effect, Exit, Layer, PubSub, type Scop
 import * as Json from "./internal/json.ts"
 import * as Memory from "./internal/memory.ts"
 import * as StorageFailure from "./internal/storageFailure.ts"
-import type * as SessionEvent from "./SessionEvent.ts"
+import * as SessionEvent from "./SessionEvent.ts"
 import * as SessionId from "./SessionId.ts"
 import { Corrupt, InvalidPayload, InvalidSessionId, type Reason, SessionLogError } from "./SessionLogError.ts"
 
@@ -110,15 +110,6 @@ export interface Backend {
 }
 
 /**
- * A frozen entry.
- *
- * @since 0.2.0
- * @category constructors
- */
-export const makeEntry = (type: string, seq: number, time: number, data: unknown): SessionEvent.Entry =>
-  Object.freeze({ type, seq, time, data })
-
-/**
  * Turns a backend failure into the log's error. A foreign error becomes a `StorageFailure` that says
  * what happened (the disk is full, the file system is read-only…) and is kept as the cause.
  *
@@ -184,7 +175,7 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
     Effect.gen(function*() {
       const exit = yield* Effect.exit(backend.append(session, batch.map((waiting) => waiting.prepared)))
       if (Exit.isSuccess(exit)) {
-        const entries = batch.map(({ prepared }, i) => makeEntry(prepared.type, exit.value + i, prepared.time, prepared.data))
+        const entries = batch.map(({ prepared }, i) => SessionEvent.makeEntry(prepared.type, exit.value + i, prepared.time, prepared.data))
         // Published before acknowledging: whoever subscribes after an append returns never sees it.
         publish(session, entries)
         for (let i = 0; i < batch.length; i++) Deferred.doneUnsafe(batch[i]!.done, Exit.succeed(entries[i]!))

@@ -5,6 +5,7 @@ import * as SessionLog from "../../src/log/SessionLog.ts"
 import { Corrupt } from "../../src/log/SessionLogError.ts"
 import { systemError } from "./file/FileTest.ts"
 import { conformance, failureOf } from "./SessionLogConformance.ts"
+import * as SessionEvent from "../../src/log/SessionEvent.ts"
 
 conformance("memory", () => SessionLog.layerMemory)
 
@@ -12,14 +13,14 @@ const session = SessionId.decodeSync("core")
 
 /** A backend over an array, whose `append` runs `before` first (to hold or break it). */
 const arrayBackend = (before: (batch: ReadonlyArray<SessionLog.Prepared>) => Effect.Effect<void> = () => Effect.void) => {
-  const entries: Array<ReturnType<typeof SessionLog.makeEntry>> = []
+  const entries: Array<ReturnType<typeof SessionEvent.makeEntry>> = []
   const batches: Array<number> = []
   const backend: SessionLog.Backend = {
     append: (_, batch) =>
       Effect.map(before(batch), () => {
         batches.push(batch.length)
         const first = entries.length
-        for (const [i, p] of batch.entries()) entries.push(SessionLog.makeEntry(p.type, first + i, p.time, p.data))
+        for (const [i, p] of batch.entries()) entries.push(SessionEvent.makeEntry(p.type, first + i, p.time, p.data))
         return first
       }),
     read: (_, fromSeq) => Stream.suspend(() => Stream.fromArray(entries.slice(fromSeq))),
@@ -126,7 +127,7 @@ describe("SessionLog.make, the core every backend is built on", () => {
       const seen = yield* committed.pipe(Stream.take(3), Stream.runCollect, Effect.forkChild)
       yield* log.append(session, "local", 0)
       // Another process appends seqs 1 and 2 straight to the store, then announces them.
-      entries.push(SessionLog.makeEntry("remote", 1, 0, 1), SessionLog.makeEntry("remote", 2, 0, 2))
+      entries.push(SessionEvent.makeEntry("remote", 1, 0, 1), SessionEvent.makeEntry("remote", 2, 0, 2))
       yield* Deferred.succeed(announce, undefined)
       assert.deepStrictEqual((yield* Fiber.join(seen)).map((c) => [c.entry.type, c.entry.seq]), [
         ["local", 0],

@@ -1,14 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as SessionLog from "../../src/log/SessionLog.ts"
 import * as TodoOverview from "../../src/todo/TodoOverview.ts"
 import * as TodoProjection from "../../src/todo/TodoProjection.ts"
+import * as SessionEvent from "../../src/log/SessionEvent.ts"
 
 const entries = [
-  SessionLog.makeEntry("turn/start", 0, 100, {}),
-  SessionLog.makeEntry("todo/write", 1, 110, { todos: [{ content: "a", status: "in_progress" }] }),
-  SessionLog.makeEntry("note", 2, 120, { anything: true }),
-  SessionLog.makeEntry("turn/end", 3, 130, { reason: "completed" }),
-  SessionLog.makeEntry("turn/start", 4, 140, {})
+  SessionEvent.makeEntry("turn/start", 0, 100, {}),
+  SessionEvent.makeEntry("todo/write", 1, 110, { todos: [{ content: "a", status: "in_progress" }] }),
+  SessionEvent.makeEntry("note", 2, 120, { anything: true }),
+  SessionEvent.makeEntry("turn/end", 3, 130, { reason: "completed" }),
+  SessionEvent.makeEntry("turn/start", 4, 140, {})
 ]
 
 describe("TodoOverview", () => {

@@ -2,12 +2,9 @@
  * The in-memory backend's primitives: each session an array of entries.
  */
 import { Effect, Stream } from "effect"
-import type * as SessionEvent from "../SessionEvent.ts"
+import * as SessionEvent from "../SessionEvent.ts"
 import type * as SessionId from "../SessionId.ts"
 import type { Backend } from "../SessionLog.ts"
-
-const entry = (type: string, seq: number, time: number, data: unknown): SessionEvent.Entry =>
-  Object.freeze({ type, seq, time, data })
 
 /** A fresh, empty in-memory backend. */
 export const backend = (): Backend => {
@@ -21,7 +18,7 @@ export const backend = (): Backend => {
           sessions.set(session, entries)
         }
         const first = entries.length
-        for (const [i, prepared] of batch.entries()) entries.push(entry(prepared.type, first + i, prepared.time, prepared.data))
+        for (const [i, prepared] of batch.entries()) entries.push(SessionEvent.makeEntry(prepared.type, first + i, prepared.time, prepared.data))
         return first
       }),
     read: (session, fromSeq) => Stream.suspend(() => Stream.fromArray((sessions.get(session) ?? []).slice(fromSeq))),

@@ -19,6 +19,7 @@ import { SqlClient, type SqlError } from "effect/sql"
 import type * as SessionId from "../SessionId.ts"
 import * as SessionLog from "../SessionLog.ts"
 import { InvalidOptions, InvalidPayload, SessionLogError } from "../SessionLogError.ts"
+import * as SessionEvent from "../SessionEvent.ts"
 
 /**
  * The layer's options, validated when it is built.
@@ -118,7 +119,7 @@ export const layer = (
             sql<Row>`SELECT seq, type, time, data FROM ${events}
               WHERE session = ${session} AND seq >= ${from} ORDER BY seq LIMIT ${pageSize}`,
             (rows) => {
-              const entries = rows.map((row) => SessionLog.makeEntry(row.type, Number(row.seq), Number(row.time), row.data))
+              const entries = rows.map((row) => SessionEvent.makeEntry(row.type, Number(row.seq), Number(row.time), row.data))
               return [entries, rows.length === pageSize ? Option.some(from + rows.length) : Option.none()] as const
             }
           ))
