@@ -7,6 +7,7 @@ import * as SessionLog from "../../src/log/SessionLog.ts"
 import * as TodoPolicy from "../../src/todo/TodoPolicy.ts"
 import * as TodoWriteMcp from "../../src/mcp/TodoWriteMcp.ts"
 import * as TodoEvents from "../../src/todo/TodoEvents.ts"
+import { fiveProblems } from "../todo/FiveProblems.ts"
 
 const session = SessionId.decodeSync("mcp-session")
 
@@ -46,13 +47,7 @@ describe("TodoWriteMcp", () => {
       const result = yield* mcp.callTool({
         name: "todo_write",
         arguments: {
-          todos: [
-            { content: "Read", status: "pending", id: 1 },
-            { content: "A", status: "in_progress" },
-            { content: "Write", status: "done" },
-            { content: "a ", status: "in_progress" },
-            { content: "  ", status: "pending" }
-          ],
+          todos: fiveProblems,
           priority: 1
         }
       })

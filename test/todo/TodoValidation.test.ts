@@ -5,6 +5,7 @@ import * as Todo from "../../src/todo/Todo.ts"
 import * as TodoPolicy from "../../src/todo/TodoPolicy.ts"
 import * as TodoValidation from "../../src/todo/TodoValidation.ts"
 import { TodoValidationError, ViolationCode } from "../../src/todo/TodoWriteError.ts"
+import { fiveProblems } from "./FiveProblems.ts"
 
 const single: TodoPolicy.Options = {
   allowParallelInProgress: false,
@@ -159,13 +160,7 @@ describe("TodoValidation", () => {
     it("reports shape and rule problems together, in argument order", () => {
       // an extra id key, status "done", two in_progress, "A" / "a " duplicates, blank content
       const result = TodoValidation.validate(single, {
-        todos: [
-          { content: "Read", status: "pending", id: 1 },
-          { content: "A", status: "in_progress" },
-          { content: "Write", status: "done" },
-          { content: "a ", status: "in_progress" },
-          { content: "  ", status: "pending" }
-        ]
+        todos: fiveProblems
       })
       assert.isTrue(Result.isFailure(result))
       if (Result.isFailure(result)) {

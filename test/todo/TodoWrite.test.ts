@@ -13,6 +13,7 @@ import { failureOf, readAll } from "../log/SessionLogConformance.ts"
 import * as TodoProjection from "../../src/todo/TodoProjection.ts"
 import * as TodoEvents from "../../src/todo/TodoEvents.ts"
 import * as TodoWriteError from "../../src/todo/TodoWriteError.ts"
+import { fiveProblems } from "./FiveProblems.ts"
 
 const session = SessionId.decodeSync("agent-1")
 
@@ -401,13 +402,7 @@ describe("TodoWrite", () => {
         const handlers = yield* TodoWrite.toolkit({ allowParallelInProgress: false })
         const results = yield* Stream.runCollect(
           yield* handlers.handle("todo_write", {
-            todos: [
-              { content: "Read", status: "pending", id: 1 },
-              { content: "A", status: "in_progress" },
-              { content: "Write", status: "done" },
-              { content: "a ", status: "in_progress" },
-              { content: "  ", status: "pending" }
-            ]
+            todos: fiveProblems
           })
         )
         assert.isTrue(results[0]!.isFailure)
