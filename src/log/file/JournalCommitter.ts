@@ -1,12 +1,14 @@
 /**
  * This log instance's write-ahead journal, in journal mode: a committer fiber takes every batch that
  * session writers hand it, writes them with one write and makes them durable with one fsync, then
- * answers them all. Once a journal holds `checkpointBytes`, a new one takes over at once, and in the
- * background the session files the old one covers are fsynced and the old one is removed: appends
- * never wait for a checkpoint.
+ * answers them all. A lone batch, arriving while the journal is idle, is written and synced by its
+ * own caller instead (`commitNow`), with no hop to the committer. Once a journal holds
+ * `checkpointBytes`, a new one takes over at once, and in the background the session files the old
+ * one covers are fsynced and the old one is removed: appends never wait for a checkpoint.
  */
-import { Cause, Clock, Deferred, Effect, Exit, type FileSystem, type Path, type PlatformError, Queue, Scope } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, type FileSystem, Option, type Path, type PlatformError, Queue, Scope, Semaphore } from "effect"
 import { StorageFailure } from "../SessionLogError.ts"
+import type * as BlockingIo from "./BlockingIo.ts"
 import * as Format from "./Format.ts"
 import * as Journal from "./Journal.ts"
 import type * as Owner from "./Owner.ts"
@@ -28,6 +30,11 @@ interface Chunk {
 export interface Committer {
   /** Makes a batch already written to its session file durable: answers once the journal is synced. */
   readonly commit: (chunk: Omit<Chunk, "done">) => Effect.Effect<void, Error>
+  /**
+   * The same for a lone batch, on the caller's fiber through `io`, if the journal is idle; through
+   * the committer, as `commit`, if it is busy.
+   */
+  readonly commitNow: (chunk: Omit<Chunk, "done">, io: BlockingIo.Io) => Effect.Effect<void, Error>
   /** A writer closing: its file's journaled batches become durable in the file itself. */
   readonly release: (file: FileSystem.File) => Effect.Effect<void>
 }
@@ -50,7 +57,11 @@ export const make = Effect.fnUntraced(function*(
   directory: string,
   scope: Scope.Scope,
   self: Owner.Owner,
-  options: { readonly checkpointBytes: number }
+  options: {
+    readonly checkpointBytes: number
+    /** How the committer writes and syncs the journal. */
+    readonly io: BlockingIo.Io
+  }
 ) {
   const generations = new Set<Generation>()
 
@@ -60,7 +71,8 @@ export const make = Effect.fnUntraced(function*(
     const generationScope = yield* Scope.fork(scope)
     const file = yield* Effect.gen(function*() {
       // A new name, created exclusively: never an existing file, never through a link.
-      const file = yield* fs.open(journalPath, { flag: "wx" }).pipe(Scope.provide(generationScope))
+      // Appending (O_APPEND): a lone batch's blocking write goes to the end, as the committer's do.
+      const file = yield* fs.open(journalPath, { flag: "ax" }).pipe(Scope.provide(generationScope))
       yield* file.writeAll(header)
       yield* file.sync
       yield* syncDirectory(fs, directory)
@@ -89,31 +101,32 @@ export const make = Effect.fnUntraced(function*(
   let broken: StorageFailure | undefined
   const queue = yield* Queue.unbounded<Chunk>()
 
-  const commitBatch = (batch: ReadonlyArray<Chunk>) =>
+  // One writer of the journal at a time: the committer, or a lone batch's caller.
+  const writing = yield* Semaphore.make(1)
+
+  /** Writes chunks to the journal with one write and syncs it; a failed write is cut. */
+  const store = (batch: ReadonlyArray<Omit<Chunk, "done">>, io: BlockingIo.Io): Effect.Effect<void, Error> =>
     Effect.gen(function*() {
-      if (broken !== undefined) {
-        for (const chunk of batch) yield* Deferred.fail(chunk.done, broken)
-        return
-      }
+      if (broken !== undefined) return yield* Effect.fail(broken)
       const generation = current
       const parts: Array<Uint8Array> = []
       for (const chunk of batch) {
         parts.push(encoder.encode(Journal.recordHeader(chunk.session, chunk.offset, chunk.bytes.length)), chunk.bytes)
       }
       const bytes = Format.concat(parts)
-      const written = yield* Effect.exit(Effect.andThen(generation.file.writeAll(bytes), generation.file.sync))
+      const written = yield* Effect.exit(
+        Effect.andThen(io.write(generation.file, generation.path, bytes), io.sync(generation.file, generation.path))
+      )
       if (written._tag === "Failure") {
         // Cut the failed batch, so later batches don't follow bytes that end the journal's valid part.
         const cut = yield* Effect.exit(Effect.andThen(generation.file.truncate(generation.size), generation.file.sync))
         if (cut._tag === "Failure") {
           broken = new StorageFailure({ detail: `the journal ${generation.path} can't be repaired after a failed write` })
         }
-        for (const chunk of batch) yield* Deferred.failCause(chunk.done, written.cause)
-        return
+        return yield* Effect.failCause(written.cause)
       }
       generation.size += bytes.length
       for (const chunk of batch) generation.dirty.add(chunk.file)
-      for (const chunk of batch) yield* Deferred.succeed(chunk.done, undefined)
       if (generation.size >= options.checkpointBytes) {
         const next = yield* Effect.exit(openGeneration)
         if (next._tag === "Success") {
@@ -125,6 +138,16 @@ export const make = Effect.fnUntraced(function*(
       }
     })
 
+  const commitBatch = (batch: ReadonlyArray<Chunk>) =>
+    Effect.flatMap(Effect.exit(writing.withPermit(store(batch, options.io))), (exit) =>
+      Effect.sync(() => {
+        for (const chunk of batch) Deferred.doneUnsafe(chunk.done, exit)
+      }))
+
+  const commit = (chunk: Omit<Chunk, "done">) =>
+    Effect.flatMap(Deferred.make<void, Error>(), (done) =>
+      Effect.andThen(Queue.offer(queue, { ...chunk, done }), Deferred.await(done)))
+
   // On close, after every writer has synced its file, journals with nothing left to cover go.
   yield* Scope.addFinalizer(scope, Effect.suspend(() =>
     Effect.forEach([...generations], (generation) =>
@@ -134,9 +157,12 @@ export const make = Effect.fnUntraced(function*(
   yield* Queue.takeAll(queue).pipe(Effect.flatMap(commitBatch), Effect.forever, Effect.forkIn(scope))
 
   return {
-    commit: (chunk) =>
-      Effect.flatMap(Deferred.make<void, Error>(), (done) =>
-        Effect.andThen(Queue.offer(queue, { ...chunk, done }), Deferred.await(done))),
+    commit,
+    commitNow: (chunk, io) =>
+      Effect.flatMap(
+        Semaphore.withPermitsIfAvailable(writing, 1)(store([chunk], io)),
+        Option.match({ onNone: () => commit(chunk), onSome: () => Effect.void })
+      ),
     release: (f) =>
       Effect.andThen(f.sync, Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f)))).pipe(
         Effect.ignore

@@ -11,6 +11,7 @@
  */
 import { Clock, Effect, type FileSystem, Option, type PlatformError, type Scope } from "effect"
 import { Locked, OwnershipLost, type UnsafePath } from "../SessionLogError.ts"
+import type * as BlockingIo from "./BlockingIo.ts"
 import * as Owner from "./Owner.ts"
 import * as RegularFile from "./RegularFile.ts"
 
@@ -33,8 +34,11 @@ const ownerOf = (content: string): Owner.Owner | undefined => {
 /** A held lock. */
 export interface Held {
   readonly path: string
-  /** Fails with `OwnershipLost` if the lock file is no longer this holder's (removed or replaced). */
-  readonly check: Effect.Effect<void, OwnershipLost | PlatformError.PlatformError>
+  /**
+   * Fails with `OwnershipLost` if the lock file is no longer this holder's (removed or replaced),
+   * looking at its path through `io`.
+   */
+  readonly check: (io: BlockingIo.Io) => Effect.Effect<void, OwnershipLost | PlatformError.PlatformError>
 }
 
 const sameFile = (a: FileSystem.File.Info, b: FileSystem.File.Info) =>
@@ -85,14 +89,16 @@ export const acquire = (
             Effect.ignore
           )
         )
+        const ino = Option.getOrUndefined(mine.ino)
         return {
           path,
-          check: Effect.flatMap(current, (info) =>
-            Option.isNone(info)
-              ? Effect.fail(new OwnershipLost({ path, detail: "was removed while this process held it" }))
-              : sameFile(info.value, mine)
-              ? Effect.void
-              : Effect.fail(new OwnershipLost({ path, detail: "was replaced while this process held it" })))
+          check: (io) =>
+            Effect.flatMap(io.lstat(path), (found) =>
+              found === undefined
+                ? Effect.fail(new OwnershipLost({ path, detail: "was removed while this process held it" }))
+                : found.dev === mine.dev && found.ino === ino
+                ? Effect.void
+                : Effect.fail(new OwnershipLost({ path, detail: "was replaced while this process held it" })))
         } satisfies Held
       }
       const error = created.cause.reasons[0]

@@ -28,6 +28,7 @@ import * as SessionId from "../SessionId.ts"
 import * as SessionInvariant from "../SessionInvariant.ts"
 import * as SessionLog from "../SessionLog.ts"
 import { InvalidOptions, type InvariantViolation, SessionLogError } from "../SessionLogError.ts"
+import * as BlockingIo from "./BlockingIo.ts"
 import * as Format from "./Format.ts"
 import * as JournalCommitter from "./JournalCommitter.ts"
 import * as Lock from "./Lock.ts"
@@ -90,6 +91,13 @@ export const Options = Schema.Struct({
    * `fallbackPollInterval`, default 200 ms). Off by default: it costs a descriptor and a wakeup on
    * every write to the directory, which a process that only appends doesn't need.
    */
+  /**
+   * Whether an append made while no other session is appending may block the thread on its fsync
+   * (default true): a system call instead of a round trip through the thread pool, for about the
+   * latency of a bare write + fsync. Concurrent sessions' fsyncs always go through the thread pool
+   * (or the journal). Turn it off where nothing may hold the event loop for an fsync.
+   */
+  blockingWhenAlone: Schema.optional(Schema.Boolean),
   watch: Schema.optional(Schema.Union([
     Schema.Boolean,
     Schema.Struct({ pollInterval: Schema.optional(DurationInput), fallbackPollInterval: Schema.optional(DurationInput) })
@@ -212,12 +220,25 @@ export const layerFileSystem = (
       yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
       // Acknowledged appends a dead process left only in its journal go into their files first.
       yield* Recovery.recoverAll(fs, path, directory, self).pipe(Effect.mapError(SessionLog.toError("recover")))
+      const pooled = BlockingIo.fromFileSystem(fs)
+      const blocking = yield* BlockingIo.BlockingIo
+      // Writes and lstats meet the page cache, not the disk: made in place where blocking calls are
+      // available, sparing a thread-pool round trip each. An fsync waits for the disk: it blocks
+      // only for a lone batch.
+      const inPlace = blocking === undefined ? pooled : { ...blocking, sync: pooled.sync }
       const journal = valid.journal === undefined || valid.journal === false
         ? undefined
         : yield* JournalCommitter.make(fs, path, directory, layerScope, self, {
           checkpointBytes: (typeof valid.journal === "object" ? valid.journal.checkpointBytes : undefined) ??
-            4 * 1024 * 1024
+            4 * 1024 * 1024,
+          io: inPlace
         }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
+      const alone: Writer.Durability = {
+        io: blocking !== undefined && valid.blockingWhenAlone !== false ? blocking : inPlace,
+        journal,
+        alone: true
+      }
+      const shared: Writer.Durability = { io: inPlace, journal, alone: false }
 
       const writers = yield* Writers.make({
         fs,
@@ -257,7 +278,8 @@ export const layerFileSystem = (
       }
 
       return yield* SessionLog.make({
-        append: (session, batch) => writers.use(session, (writer) => Writer.append(fs, session, writer, batch, journal)),
+        append: (session, batch) =>
+          writers.use(session, (writer, lone) => Writer.append(session, writer, batch, lone ? alone : shared)),
         read,
         sessions: Effect.map(
           fs.readDirectory(directory),

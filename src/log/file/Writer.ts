@@ -9,10 +9,14 @@
  * removed by hand, or a session file deleted, replaced or appended to by someone else, stops the
  * writer (`OwnershipLost`) instead of acknowledging appends another writer may interleave with, or
  * that went to a deleted file. Two `lstat`s per batch, none per entry.
+ *
+ * A lone batch (no other session appending) makes its calls blocking, through `BlockingIo`, and in
+ * journal mode writes and syncs the journal itself, with no hop to the committer.
  */
 import { Clock, Effect, Exit, type FileSystem, Option } from "effect"
 import type * as SessionLog from "../SessionLog.ts"
 import { OwnershipLost } from "../SessionLogError.ts"
+import type * as BlockingIo from "./BlockingIo.ts"
 import * as Format from "./Format.ts"
 import type * as JournalCommitter from "./JournalCommitter.ts"
 import type * as Lock from "./Lock.ts"
@@ -102,20 +106,28 @@ export const open = Effect.fnUntraced(function*(
   return { path, file, lock, opened, end, lost: undefined } satisfies Writer
 })
 
-const sameFile = (a: FileSystem.File.Info, b: FileSystem.File.Info) =>
-  a.dev === b.dev && Option.getOrUndefined(a.ino) === Option.getOrUndefined(b.ino)
+/** How a batch is written and made durable. */
+export interface Durability {
+  /** The calls it makes: blocking ones for a lone batch, `FileSystem`'s otherwise. */
+  readonly io: BlockingIo.Io
+  /** The journal that makes it durable, or none: an fsync of the session file does. */
+  readonly journal: JournalCommitter.Committer | undefined
+  /** A lone batch: it syncs the journal itself, through `io`, if the journal is idle. */
+  readonly alone: boolean
+}
 
 /** Why the session file at the writer's path is no longer what it wrote, if it isn't. */
-const displaced = (fs: FileSystem.FileSystem, writer: Writer, end: number) =>
-  fs.lstat(writer.path).pipe(
-    Effect.map((info) =>
-      !sameFile(info, writer.opened)
+const displaced = (io: BlockingIo.Io, writer: Writer, end: number) =>
+  io.lstat(writer.path).pipe(
+    Effect.map((found) =>
+      found === undefined
+        ? "was deleted while this process appended to it"
+        : found.dev !== writer.opened.dev || found.ino !== Option.getOrUndefined(writer.opened.ino)
         ? "was replaced or moved while this process appended to it"
-        : Number(info.size) !== end
-        ? `ends at byte ${Number(info.size)}, not ${end}: another process appended to it (was its lock removed?)`
+        : Number(found.size) !== end
+        ? `ends at byte ${Number(found.size)}, not ${end}: another process appended to it (was its lock removed?)`
         : undefined
-    ),
-    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed("was deleted while this process appended to it"))
+    )
   )
 
 /**
@@ -124,18 +136,17 @@ const displaced = (fs: FileSystem.FileSystem, writer: Writer, end: number) =>
  * than append after bytes it can't account for.
  */
 export const append = Effect.fnUntraced(function*(
-  fs: FileSystem.FileSystem,
   session: string,
   writer: Writer,
   batch: ReadonlyArray<SessionLog.Prepared>,
-  journal: JournalCommitter.Committer | undefined
+  { alone, io, journal }: Durability
 ) {
   if (writer.lost !== undefined) return yield* Effect.fail(writer.lost)
   const stop = (lost: OwnershipLost) => {
     writer.lost = lost
     return Effect.fail(lost)
   }
-  yield* writer.lock.check.pipe(Effect.catchTag("OwnershipLost", stop))
+  yield* writer.lock.check(io).pipe(Effect.catchTag("OwnershipLost", stop))
   const start = writer.end
   let text = ""
   for (let i = 0; i < batch.length; i++) {
@@ -143,10 +154,14 @@ export const append = Effect.fnUntraced(function*(
     text += Format.entryLine(prepared.type, start.seq + i, prepared.time, prepared.json)
   }
   const bytes = Format.encodeLines(text)
+  const atPath = RegularFile.atPath(writer.path)
+  const chunk = { session, file: writer.file, offset: start.offset, bytes }
   const durable = journal === undefined
-    ? writer.file.sync.pipe(Effect.mapError(RegularFile.atPath(writer.path)))
-    : journal.commit({ session, file: writer.file, offset: start.offset, bytes })
-  const written = yield* Effect.exit(Effect.andThen(writer.file.writeAll(bytes).pipe(Effect.mapError(RegularFile.atPath(writer.path))), durable))
+    ? Effect.mapError(io.sync(writer.file, writer.path), atPath)
+    : alone
+    ? journal.commitNow(chunk, io)
+    : journal.commit(chunk)
+  const written = yield* Effect.exit(Effect.andThen(Effect.mapError(io.write(writer.file, writer.path, bytes), atPath), durable))
   if (Exit.isFailure(written)) {
     const cut = yield* Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync))
     if (Exit.isFailure(cut)) {
@@ -161,7 +176,7 @@ export const append = Effect.fnUntraced(function*(
   }
   // Durable, but in the file the path names, where this writer's batch ends? If not, it is not
   // acknowledged, and nothing is cut: the file may hold another writer's acknowledged lines.
-  const problem = yield* displaced(fs, writer, start.offset + bytes.length).pipe(
+  const problem = yield* displaced(io, writer, start.offset + bytes.length).pipe(
     Effect.catch((error) => Effect.succeed(`can't be checked after a write (${error.message})`))
   )
   if (problem !== undefined) return yield* stop(new OwnershipLost({ path: writer.path, detail: problem }))

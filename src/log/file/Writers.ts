@@ -4,6 +4,14 @@
  * locks of the ones in use, not of every session it ever touched. A session opened from the start
  * (`open`) stays held until the log closes; so does a writer that lost its session, which must go on
  * refusing appends.
+ *
+ * The pool also tells each batch whether it is alone: no other batch in flight, and either no batch
+ * at all started within `contentionWindowMs`, or the last `aloneAfterBatches` batches were all this
+ * session's. A lone batch may block the thread on its fsync (see `BlockingIo`); batches of sessions
+ * appending concurrently go through the thread pool, where their fsyncs (or their shared journal's)
+ * overlap. A session that keeps the thread busy with blocking batches can't keep others from
+ * starting theirs for long: a batch that isn't alone waits for its fsync off the thread, and the
+ * other sessions' batches start meanwhile.
  */
 import { Clock, Duration, Effect, Exit, type FileSystem, type Path, Scope, Semaphore } from "effect"
 import type * as SessionId from "../SessionId.ts"
@@ -35,12 +43,26 @@ export interface Options {
   readonly idle: Duration.Duration
 }
 
+/**
+ * How recently a batch must have started for the next to count as contended: agents append seconds
+ * apart, so only sessions appending at once are within it.
+ */
+export const contentionWindowMs = 50
+
+/** How many batches in a row one session must have started to count as alone however fast it appends. */
+export const aloneAfterBatches = 8
+
 /** Starts the pool in the current scope: its writers, and the sweeper that closes idle ones, live as long. */
 export const make = Effect.fnUntraced(function*(options: Options) {
   const { fs, path, directory, journal } = options
   const layerScope = yield* Effect.scope
   const held = new Map<SessionId.SessionId, Held>()
   const opening = yield* Semaphore.make(1)
+  let inFlight = 0
+  // The session of the last batch started, when that was, and how many batches in a row it started.
+  let lastSession: SessionId.SessionId | undefined
+  let lastStarted = Number.NEGATIVE_INFINITY
+  let inARow = 0
 
   const open = (session: SessionId.SessionId, pinned: boolean) =>
     opening.withPermit(Effect.suspend(() => {
@@ -83,14 +105,25 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     get: (session: SessionId.SessionId): Writer.Writer | undefined => held.get(session)?.writer,
     /** Opens the session now and holds it until the log closes. */
     pin: (session: SessionId.SessionId) => Effect.asVoid(open(session, true)),
-    /** Runs `f` with the session's writer, opening it if need be; the writer stays open while `f` runs. */
-    use: <A, E>(session: SessionId.SessionId, f: (writer: Writer.Writer) => Effect.Effect<A, E>) => {
+    /**
+     * Runs `f` with the session's writer, opening it if need be, and whether its batch is alone; the
+     * writer stays open while `f` runs.
+     */
+    use: <A, E>(session: SessionId.SessionId, f: (writer: Writer.Writer, alone: boolean) => Effect.Effect<A, E>) => {
       const run = (entry: Held) => {
         // Marked busy before anything can yield, so the sweeper never closes it under `f`.
         entry.busy++
-        return f(entry.writer).pipe(
+        inFlight++
+        return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          inARow = lastSession === session ? inARow + 1 : 1
+          const alone = inFlight === 1 && (now - lastStarted >= contentionWindowMs || inARow > aloneAfterBatches)
+          lastSession = session
+          lastStarted = now
+          return f(entry.writer, alone)
+        }).pipe(
           Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) =>
             Effect.sync(() => {
+              inFlight--
               entry.busy--
               entry.lastUsed = now
             })))

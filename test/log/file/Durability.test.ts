@@ -22,9 +22,13 @@ import type * as SessionEvent from "../../../src/log/SessionEvent.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import { replacing } from "./FileTest.ts"
 import * as Recording from "./RecordingFileSystem.ts"
 
 const isJournal = (path: string) => path.endsWith(".wal")
+
+/** An open that creates the file (a session file is created with `w`, a journal with `ax`). */
+const creates = (flag: string | undefined) => flag === "w" || flag === "wx" || flag === "ax"
 
 const show = (events: ReadonlyArray<Recording.Event>, index: number) =>
   `#${index} ${events[index]?.op} ${basename(events[index]?.path ?? "")}`
@@ -78,7 +82,7 @@ const assertDirectorySyncedBeforeFirstAck = (
   file: string,
   firstReliantAck: number
 ) => {
-  const created = findBetween(events, 0, events.length, (e) => e.op === "open" && (e.flag === "w" || e.flag === "wx") && e.path === file)
+  const created = findBetween(events, 0, events.length, (e) => e.op === "open" && creates(e.flag) && e.path === file)
   assert.isAtLeast(created, 0, `${basename(file)} was created`)
   assert.isAbove(firstReliantAck, created, `${basename(file)}: acknowledged after its creation`)
   const synced = findBetween(events, created + 1, firstReliantAck, (e) => e.op === "sync" && e.path === dirname(file))
@@ -152,10 +156,12 @@ const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => S
 const workload = (
   sessions: ReadonlyArray<SessionId.SessionId>,
   perSession: number,
-  append: (session: SessionId.SessionId, data: unknown) => Effect.Effect<SessionEvent.Entry, unknown>
+  append: (session: SessionId.SessionId, data: unknown) => Effect.Effect<SessionEvent.Entry, unknown>,
+  mark: (flag: string) => void = () => {}
 ) =>
   Effect.gen(function*() {
     yield* Effect.forEach(sessions, (s) => append(s, { warmUp: true }), { concurrency: "unbounded", discard: true })
+    mark("waves")
     // In waves, so that there are many batches, shared fsyncs and (in journal mode) checkpoints.
     for (let wave = 0; wave < perSession; wave += 10) {
       yield* Effect.forEach(
@@ -164,6 +170,7 @@ const workload = (
         { concurrency: "unbounded", discard: true }
       )
     }
+    mark("waves done")
     const late = SessionId.decodeSync("late-newcomer")
     yield* append(late, { first: true })
     return [...sessions, late]
@@ -200,7 +207,7 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
         assertDirectorySyncedBeforeFirstAck(events, file, firstAck(events, file))
       }
       // Each journal's own directory entry is durable before an acknowledgement relies on it.
-      const journals = [...new Set(events.filter((e) => e.op === "open" && (e.flag === "w" || e.flag === "wx") && isJournal(e.path)).map((e) => e.path))]
+      const journals = [...new Set(events.filter((e) => e.op === "open" && creates(e.flag) && isJournal(e.path)).map((e) => e.path))]
       assert.isAtLeast(journals.length, 3, "checkpoints rotated the journal")
       for (const journal of journals) {
         const reliant = events.findIndex((e, i) =>
@@ -221,11 +228,53 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
       const removed = assertDirtyFilesSyncedBeforeRemove(events)
       const rotatedBeforeClose = events.filter((e, i) => i < closing && e.op === "remove" && isJournal(e.path)).length
       assert.isAtLeast(rotatedBeforeClose, 1, "a checkpoint removed a rotated journal while the log was open")
-      const created = new Set(events.filter((e) => e.op === "open" && (e.flag === "w" || e.flag === "wx") && isJournal(e.path)).map((e) => e.path))
+      const created = new Set(events.filter((e) => e.op === "open" && creates(e.flag) && isJournal(e.path)).map((e) => e.path))
       assert.strictEqual(removed, created.size, "every journal was removed by the end")
       const fs = yield* FileSystem.FileSystem
       assert.deepStrictEqual((yield* fs.readDirectory(directory)).filter(isJournal), [])
     }).pipe(Effect.provide(NodeServices.layer)))
+
+  describe("one session alone: blocking calls, as durable", () => {
+    const alone = (journal: boolean) =>
+      Effect.gen(function*() {
+        const session = SessionId.decodeSync("alone")
+        const { events, directory } = yield* recorded(journal ? { journal: true } : {}, (_, append) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < 40; i++) yield* append(session, { i })
+          }))
+        assert.strictEqual(assertAcknowledgedAfterSync(events, journal), 40, "every append was acknowledged and checked")
+        // Each acknowledgement follows a blocking fsync of the file its batch is durable in.
+        const durableIn = journal ? isJournal : (path: string) => path === join(directory, "alone.jsonl")
+        const syncsBefore = (i: number) => events.slice(0, i).filter((e) => e.op === "sync" && durableIn(e.path))
+        const acks = events.flatMap((e, i) => e.op === "ack" ? [i] : [])
+        const blockingAcks = acks.filter((i) => syncsBefore(i).at(-1)?.blocking === true).length
+        assert.isAtLeast(blockingAcks, 30, `${blockingAcks} of 40 lone appends were made durable by a blocking fsync`)
+        const pooledLate = events.slice(acks[10]).filter((e) => e.op === "sync" && durableIn(e.path) && e.blocking !== true)
+        assert.strictEqual(pooledLate.length, 0, "once alone, no batch waited on the thread pool for its fsync")
+      })
+
+    it.effect("fsync per file", () => alone(false))
+    it.effect("journal mode: the lone batch writes and syncs the journal itself", () => alone(true))
+
+    const together = (journal: boolean) =>
+      Effect.gen(function*() {
+        const { events } = yield* recorded(journal ? { journal: { checkpointBytes: 2048 } } : {}, (_, append, recorder, directory) =>
+          workload(ids("c", 4), 30, append, (flag) => recorder.record({ path: directory, op: "mark", flag })))
+        const from = events.findIndex((e) => e.op === "mark" && e.flag === "waves")
+        const to = events.findIndex((e) => e.op === "mark" && e.flag === "waves done")
+        assert.isAbove(to, from)
+        const syncs = events.slice(from, to).filter((e) => e.op === "sync")
+        assert.isAbove(syncs.length, 0)
+        assert.deepStrictEqual(
+          syncs.filter((e) => e.blocking === true).map((e) => basename(e.path)),
+          [],
+          "sessions appending concurrently never block the thread on an fsync"
+        )
+      })
+
+    it.effect("sessions appending together go through the thread pool (fsync per file)", () => together(false))
+    it.effect("sessions appending together go through the thread pool (journal mode)", () => together(true))
+  })
 
   describe("holding the batch fsync (after a warm-up, so the header's fsync is not what waits)", () => {
     /**
@@ -279,7 +328,9 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
             assert.strictEqual((yield* Stream.runCollect(log.read(session))).length, 21)
           }).pipe(Effect.ensuring(gate.open))).pipe(
             Effect.provide(SessionLogFile.layerFileSystem({ directory, journal }).pipe(
-              Layer.provide(Layer.merge(NodeServices.layer, holding.pipe(Layer.provide(NodeServices.layer))))
+              Layer.provide(Layer.unwrap(Effect.map(FileSystem.FileSystem, replacing)).pipe(
+                Layer.provide(holding.pipe(Layer.provide(NodeServices.layer)))
+              ))
             ))
           )
       }).pipe(Effect.scoped, Effect.provide(NodeServices.layer))

@@ -5,6 +5,7 @@
 import { NodeServices } from "@effect/platform-node"
 import { Effect, FileSystem, Layer, type Path, PlatformError, type Scope, Stream } from "effect"
 import { CheckedSessionLog } from "../../../src/log/CheckedSessionLog.ts"
+import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 import * as SessionFile from "../../../src/log/file/Format.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
@@ -18,15 +19,23 @@ export const todo = (content: string) => ({ todos: [{ content, status: "pending"
 /** The path of a session's file in `directory`. */
 export const fileOf = (directory: string, id: string = session) => `${directory}/${SessionFile.fileName(id)}`
 
+/**
+ * `fs` in place of the real file system, lone batches' calls included: they go through it too, so
+ * that what it intercepts, it intercepts on every path.
+ */
+export const replacing = (fs: FileSystem.FileSystem) =>
+  Layer.mergeAll(
+    NodeServices.layer,
+    Layer.succeed(FileSystem.FileSystem, fs),
+    Layer.succeed(BlockingIo.BlockingIo, BlockingIo.fromFileSystem(fs))
+  )
+
 /** The raw file log over `directory`, with options, on the real file system unless one is given. */
 export const layer = (
   directory: string,
   options: Omit<SessionLogFile.Options, "directory"> = {},
   fs?: FileSystem.FileSystem
-) =>
-  SessionLogFile.layerFileSystem({ ...options, directory }).pipe(
-    Layer.provide(fs === undefined ? NodeServices.layer : Layer.merge(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, fs)))
-  )
+) => SessionLogFile.layerFileSystem({ ...options, directory }).pipe(Layer.provide(fs === undefined ? NodeServices.layer : replacing(fs)))
 
 /** Runs `use` against the checked file log over `directory`, opened for this call only. */
 export const open = <A, E>(

@@ -1,6 +1,6 @@
 /**
- * A `FileSystem` that wraps the real one (`NodeServices`) and records, in order, what reaches the
- * disk: every write, sync and truncate of an open file (with the file's path), every rename, remove,
+ * A `FileSystem` that wraps the real one (`NodeServices`), with the blocking calls a lone batch makes
+ * (`BlockingIo`), and records, in order, what reaches the disk: every write, sync and truncate of an open file (with the file's path), every rename, remove,
  * file write and directory creation, and every byte read through an open file or a stream. A test
  * may add its own events (an acknowledgement, say) to the same log, so that "A happened before B"
  * becomes an assertion on indices.
@@ -11,6 +11,7 @@
 import { NodeServices } from "@effect/platform-node"
 import { Effect, FileSystem, Layer, Stream } from "effect"
 import { basename, resolve } from "node:path"
+import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 
 /** One recorded operation. `entries` lists the (session, seq) of every event line a write carried. */
 export interface Event {
@@ -37,6 +38,8 @@ export interface Event {
   readonly offset?: number | undefined
   /** How many bytes a `readAlloc` asked for (a probe asks for a few KiB, a scan for whole chunks). */
   readonly requested?: number | undefined
+  /** Made with a blocking call on the calling thread (`BlockingIo`), not through `FileSystem`. */
+  readonly blocking?: boolean | undefined
 }
 
 const decoder = new TextDecoder()
@@ -123,5 +126,19 @@ export const make = () => {
     )
   ).pipe(Layer.provide(NodeServices.layer))
 
-  return { events, record, layer }
+  // The blocking calls a lone batch makes, recorded like the others: they reach the same disk.
+  const blockingIo: BlockingIo.Io = {
+    write: (file, path, bytes) =>
+      after(BlockingIo.node.write(file, path, bytes), {
+        path,
+        op: "writeAll",
+        bytes: bytes.length,
+        entries: entriesOf(path, bytes),
+        blocking: true
+      }),
+    sync: (file, path) => after(BlockingIo.node.sync(file, path), { path, op: "sync", blocking: true }),
+    lstat: BlockingIo.node.lstat
+  }
+
+  return { events, record, layer: Layer.merge(layer, Layer.succeed(BlockingIo.BlockingIo, blockingIo)) }
 }

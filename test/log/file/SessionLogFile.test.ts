@@ -12,6 +12,7 @@ import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import { conformance, failureOf } from "../SessionLogConformance.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
 import { CheckedSessionLog } from "../../../src/log/CheckedSessionLog.ts"
+import { replacing } from "./FileTest.ts"
 
 /** A fresh backend over a temporary directory that is removed afterwards. */
 const tempBackend = () =>
@@ -142,7 +143,7 @@ const withSync = <A, E>(
     const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-" })
     return yield* Effect.flatMap(SessionLog.SessionLog, body).pipe(
       Effect.provide(SessionLogFile.layerFileSystem({ ...options, directory }).pipe(
-        Layer.provide(Layer.merge(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, observed)))
+        Layer.provide(replacing(observed))
       ))
     )
   }).pipe(Effect.provide(NodeServices.layer))

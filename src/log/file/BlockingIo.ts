@@ -1,0 +1,129 @@
+/**
+ * The I/O of one batch, made either through `FileSystem` (each call a round trip through libuv's
+ * thread pool) or with blocking system calls on the calling thread. A lone append pays for every
+ * round trip in latency: a write, an fsync and two `lstat`s through the thread pool cost several
+ * times the two system calls that make it durable. When no other session is appending, the file log
+ * makes those calls blocking, as SQLite does; while sessions append concurrently it goes through the
+ * thread pool, so that their fsyncs overlap and the event loop stays free.
+ *
+ * `BlockingIo` is the implementation the file log uses when it may block: Node's synchronous calls
+ * by default; `undefined` turns blocking calls off (lone appends then go through `FileSystem` too);
+ * tests provide one that records or fails.
+ *
+ * @since 0.2.0
+ */
+import { Context, Effect, type FileSystem, PlatformError } from "effect"
+import { fsyncSync, lstatSync, writeSync } from "node:fs"
+
+/**
+ * Where a path leads, not following a link: the identity of the file and its size.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Identity {
+  readonly dev: bigint
+  readonly ino: bigint | undefined
+  readonly size: bigint
+}
+
+/**
+ * The calls a batch makes.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Io {
+  /**
+   * Writes all of `bytes` at the end of `file`, which must be open for appending (`a`, `ax`): a file
+   * opened otherwise keeps its own position, which a blocking write would not follow. `path` names
+   * it in errors.
+   */
+  readonly write: (file: FileSystem.File, path: string, bytes: Uint8Array) => Effect.Effect<void, PlatformError.PlatformError>
+  /** Makes what was written to `file` durable (fsync). */
+  readonly sync: (file: FileSystem.File, path: string) => Effect.Effect<void, PlatformError.PlatformError>
+  /** What is at `path`, without following a link; `undefined` when nothing is. */
+  readonly lstat: (path: string) => Effect.Effect<Identity | undefined, PlatformError.PlatformError>
+}
+
+/**
+ * The blocking calls the file log makes for a lone batch; `undefined` for none.
+ *
+ * @since 0.2.0
+ * @category references
+ */
+export const BlockingIo = Context.Reference<Io | undefined>("effect-todo-write/file/BlockingIo", {
+  defaultValue: () => node
+})
+
+/** A Node system error as `FileSystem` reports it, so both ways fail alike. */
+const systemError = (method: string, syscall: string, pathOrDescriptor: string) => (cause: unknown) => {
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
+  return PlatformError.systemError({
+    _tag: code === "ENOENT" ? "NotFound" : code === "EACCES" || code === "EPERM" ? "PermissionDenied" : "Unknown",
+    module: "FileSystem",
+    method,
+    pathOrDescriptor,
+    syscall,
+    cause
+  })
+}
+
+/**
+ * The descriptor of a file opened by Node's `FileSystem`, which keeps it as `fd`; a file without one
+ * (another platform's) is written through `FileSystem`.
+ */
+const descriptorOf = (file: FileSystem.File): number | undefined =>
+  "fd" in file && typeof file.fd === "number" ? file.fd : undefined
+
+/**
+ * Node's synchronous calls on the file's descriptor.
+ *
+ * @since 0.2.0
+ * @category implementations
+ */
+export const node: Io = {
+  write: (file, path, bytes) => {
+    const fd = descriptorOf(file)
+    if (fd === undefined) return file.writeAll(bytes)
+    return Effect.try({
+      try: () => {
+        let written = 0
+        while (written < bytes.length) written += writeSync(fd, bytes, written)
+      },
+      catch: systemError("writeAll", "write", path)
+    })
+  },
+  sync: (file, path) => {
+    const fd = descriptorOf(file)
+    return fd === undefined ? file.sync : Effect.try({ try: () => fsyncSync(fd), catch: systemError("sync", "fsync", path) })
+  },
+  lstat: (path) =>
+    Effect.try({
+      try: () => {
+        const info = lstatSync(path, { bigint: true, throwIfNoEntry: false })
+        return info === undefined ? undefined : { dev: info.dev, ino: info.ino, size: info.size }
+      },
+      catch: systemError("lstat", "lstat", path)
+    })
+}
+
+/**
+ * The same calls through `FileSystem`: each a round trip through the thread pool.
+ *
+ * @since 0.2.0
+ * @category implementations
+ */
+export const fromFileSystem = (fs: FileSystem.FileSystem): Io => ({
+  write: (file, _path, bytes) => file.writeAll(bytes),
+  sync: (file) => file.sync,
+  lstat: (path) =>
+    fs.lstat(path).pipe(
+      Effect.map((info): Identity | undefined => ({
+        dev: info.dev,
+        ino: info.ino._tag === "Some" ? info.ino.value : undefined,
+        size: BigInt(info.size)
+      })),
+      Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined))
+    )
+})
