@@ -14,6 +14,7 @@ const benchmarks: Record<string, () => Promise<ReadonlyArray<Comparison>>> = {
   reopen: async () => (await import("./reopen.ts")).run(),
   projectionRead: async () => (await import("./projectionRead.ts")).run(),
   durableAppend: async () => (await import("./durableAppend.ts")).run(),
+  retainedHeap: async () => (await import("./retainedHeap.ts")).run(),
   httpServe: async () => (await import("./httpServe.ts")).run(),
   modelSize: async () => []
 }
