@@ -291,6 +291,7 @@ export const layerFileSystem = (
           ? undefined
           : yield* Watcher.make(fs, path, directory, {
             ...(typeof valid.watch === "object" ? valid.watch : {}),
+            maxLineBytes,
             owned: (session) => writers.get(session) !== undefined
           })
       })

@@ -19,6 +19,8 @@ import * as Scanner from "./Scanner.ts"
 
 /** How often files are polled: with a working watch, as a safety net; without one, as the source. */
 export interface Options {
+  /** The longest line a session file holds (the log's `maxLineBytes`). */
+  readonly maxLineBytes: number
   /** The poll's period while the watch works. Default 1 second. */
   readonly pollInterval?: Duration.Input | undefined
   /** The poll's period where the watch can't be installed or ends. Default 200 ms. */
@@ -42,20 +44,21 @@ interface Tracked {
   first: number
 }
 
-/** Probes start small (most lines are short) and grow for long lines, up to a limit. */
+/** Probes start small (most lines are short) and grow for long lines, up to the longest line the log holds. */
 const probeBytes = 4 * 1024
-const maxProbeBytes = 4 * 1024 * 1024
 
 /** What a look at a file's tail found: its last complete line, no new one, or nothing certain yet. */
 type Tail = { readonly end: number; readonly seq: number } | "nothing new" | "look again"
 
 /** The last complete line of a file after `from` (a line boundary): its end and seq. */
-const lastLine = (fs: FileSystem.FileSystem, file: string, session: string, from: number) =>
+const lastLine = (fs: FileSystem.FileSystem, file: string, session: string, from: number, maxLineBytes: number) =>
   Effect.scoped(Effect.gen(function*() {
     // Never through a link, never a FIFO or device: the watch reads only what the log itself would.
     const handle = yield* RegularFile.open(fs, file, "r")
     const size = Number((yield* handle.stat).size)
-    for (let window = probeBytes; window <= maxProbeBytes; window *= 8) {
+    // The last window holds a line as long as the log allows and the newline before it.
+    const widest = maxLineBytes + 1
+    for (let window = Math.min(probeBytes, widest); ; window = Math.min(window * 8, widest)) {
       const start = Math.max(from, size - window)
       if (start >= size) return "nothing new" satisfies Tail
       const read = yield* handle.readAlloc(size - start, { position: BigInt(start) })
@@ -64,11 +67,15 @@ const lastLine = (fs: FileSystem.FileSystem, file: string, session: string, from
       const newline = bytes.lastIndexOf(10)
       if (newline === -1) {
         if (start === from) return "nothing new" satisfies Tail // only a torn tail after the last line seen
+        if (window === widest) return "look again" satisfies Tail // a tail longer than any line: damage
         continue
       }
       const previous = newline === 0 ? -1 : bytes.lastIndexOf(10, newline - 1)
       // The line must begin inside the window, or at a line boundary already known.
-      if (previous === -1 && start !== from) continue
+      if (previous === -1 && start !== from) {
+        if (window === widest) return "look again" satisfies Tail // a line longer than the log allows
+        continue
+      }
       const lineStart = start + previous + 1
       const scanner = Scanner.scanner(session, lineStart === 0 ? Scanner.start : { offset: lineStart, line: 0, seq: -1 })
       const [, items] = scanner.step(scanner.initial(), bytes.subarray(previous + 1, newline + 1))
@@ -77,7 +84,6 @@ const lastLine = (fs: FileSystem.FileSystem, file: string, session: string, from
       if (item?._tag === "Entry") return { end: start + newline + 1, seq: item.entry.seq } satisfies Tail
       return "look again" satisfies Tail // damage, or a read that raced a repair
     }
-    return "look again" satisfies Tail // a line longer than any probe
   }))
 
 /**
@@ -127,7 +133,7 @@ export const make = Effect.fnUntraced(function*(
       if (look === "poll" && size === known.size && mtime === known.mtime) return []
       known.size = size
       known.mtime = mtime
-      const last = yield* lastLine(fs, file, session, known.offset)
+      const last = yield* lastLine(fs, file, session, known.offset, options.maxLineBytes)
       if (last === "look again") known.size = -1 // even if nothing changes before the next poll
       if (typeof last === "string") return []
       const before = known.seq

@@ -116,6 +116,29 @@ describe("SessionLogFile watch", () => {
       }).pipe(Effect.provide(watchingLog(directory)))
     }).pipe(Effect.provide(NodeServices.layer)), 60_000)
 
+  it.live("a line longer than the probes' first windows (3 MiB, within the 4 MiB limit) is announced too", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-watch-" })
+      const file = `${directory}/${Format.fileName("long")}`
+      yield* runAppender(directory, ["long"], 1)
+      yield* Effect.gen(function*() {
+        const { seen, until } = yield* collect
+        // Another writer commits a line of about 3 MiB, then a short one.
+        const long = "x".repeat(3 * 1024 * 1024)
+        appendFileSync(file, Format.entryLine("note", 1, 1, JSON.stringify({ long })))
+        yield* until("long", 1).pipe(Effect.timeoutOrElse({
+          duration: "15 seconds",
+          orElse: () => Effect.fail("the 3 MiB line another writer committed was never announced")
+        }))
+        appendFileSync(file, Format.entryLine("note", 2, 1, JSON.stringify({ short: true })))
+        yield* until("long", 2)
+        const got = seen.get("long")!
+        assert.deepStrictEqual(got.map((entry) => entry.seq), [1, 2])
+        assert.strictEqual((got[0]!.data as { long: string }).long.length, long.length)
+      }).pipe(Effect.provide(watchingLog(directory)))
+    }).pipe(Effect.provide(NodeServices.layer)), 60_000)
+
   it.live("where the directory can't be watched, polling carries the updates", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
