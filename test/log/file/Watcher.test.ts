@@ -121,7 +121,8 @@ describe("SessionLogFile watch", () => {
       const fs = yield* FileSystem.FileSystem
       const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-watch-" })
       const file = `${directory}/${Format.fileName("long")}`
-      yield* runAppender(directory, ["long"], 1)
+      appendFileSync(file, Format.headerLine("long", 1))
+      appendFileSync(file, Format.entryLine("note", 0, 1, "{}"))
       yield* Effect.gen(function*() {
         const { seen, until } = yield* collect
         // Another writer commits a line of about 3 MiB, then a short one.
