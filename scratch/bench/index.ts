@@ -15,6 +15,7 @@ const benchmarks: Record<string, () => Promise<ReadonlyArray<Comparison>>> = {
   projectionRead: async () => (await import("./projectionRead.ts")).run(),
   durableAppend: async () => (await import("./durableAppend.ts")).run(),
   httpServe: async () => (await import("./httpServe.ts")).run(),
+  cliStart: async () => (await import("./cliStart.ts")).run(),
   modelSize: async () => []
 }
 
