@@ -1,9 +1,16 @@
+import { availableParallelism, tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
 const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url))
 // Lets the provider packages' betas load on effect 4.1 (see the file); it maps only their paths.
 const providerShim = fileURLToPath(new URL("./test/support/providerShim/register.ts", import.meta.url))
+
+// The processes the tests spawn (the CLI from source, the crash tests' appender) and the workers reuse
+// the code Node compiled in earlier runs instead of compiling every module again: Node's compile cache,
+// in the directory the `todo-write` bin uses by default.
+process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), "node-compile-cache")
 
 export default defineConfig({
   resolve: {
@@ -19,6 +26,10 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
+    // Vitest's default is one worker on a 2-core machine (cores - 1), so files ran one after another;
+    // most of the slow ones wait on child processes, fsync or npm, so a worker more than the cores
+    // keeps both busy.
+    maxWorkers: availableParallelism() + 1,
     // Memory tests measure what is retained, after a collection, not garbage yet to be collected.
     execArgv: ["--expose-gc", "--import", providerShim]
   }

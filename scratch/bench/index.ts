@@ -16,6 +16,7 @@ const benchmarks: Record<string, () => Promise<ReadonlyArray<Comparison>>> = {
   durableAppend: async () => (await import("./durableAppend.ts")).run(),
   retainedHeap: async () => (await import("./retainedHeap.ts")).run(),
   httpServe: async () => (await import("./httpServe.ts")).run(),
+  cliStart: async () => (await import("./cliStart.ts")).run(),
   modelSize: async () => []
 }
 

@@ -1,8 +1,13 @@
 /**
  * `todo-write demo`: the scripted agent of `npm start`, then a replay of its log.
  */
-import { Clock, Console, Effect, FileSystem, Layer, Option, Path } from "effect"
-import { Command, Flag } from "effect/cli"
+import * as Clock from "effect/Clock"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Path from "effect/Path"
 import * as SessionLogFile from "../log/file/SessionLogFile.ts"
 import * as ProjectionStore from "../projection/ProjectionStore.ts"
 import * as TodoPolicy from "../todo/TodoPolicy.ts"
@@ -12,12 +17,13 @@ import * as SessionArgument from "./SessionArgument.ts"
 import * as Show from "./Show.ts"
 import * as Store from "./Store.ts"
 
-export const command = Command.make("demo", {
-  dir: Flag.String("dir").pipe(
-    Flag.withDescription("Where to write the demo's session log (default: a new temporary directory)"),
-    Flag.optional
-  )
-}, ({ dir }) =>
+/** The command's input, as `Cli.ts` parses it. */
+export interface Input {
+  readonly dir: Option.Option<string>
+}
+
+/** Runs the scripted agent on a new session in `dir` (or a new temporary directory), then replays it. */
+export const run = ({ dir }: Input) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const target = Option.isSome(dir) ? dir.value : yield* fs.makeTempDirectory({ prefix: "todo-write-demo-" })
@@ -36,4 +42,4 @@ export const command = Command.make("demo", {
         )
       )
     ), `the demo in ${target}`)
-  })).pipe(Command.withDescription("Watch a scripted agent plan, work, make a mistake and recover, then replay its log"))
+  })

@@ -4,8 +4,14 @@
  * invalid call (two items in_progress under the single-active policy), reads the error it gets back
  * and recovers. Each step prints what the model said, what the tool answered, and the checklist.
  */
-import { Console, Effect, Layer, Ref, Stream } from "effect"
-import { LanguageModel, Prompt, type Response } from "effect/ai"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
 import type * as SessionId from "../log/SessionId.ts"
 import { ProjectionStore } from "../projection/ProjectionStore.ts"
 import * as AgentSession from "../todo/AgentSession.ts"

@@ -3,11 +3,17 @@
  * interrupted; redrawn in place on a terminal, one snapshot after another otherwise (or one JSON
  * line per change with `--json`). Another process's writes count: the store watches for them.
  */
-import { Console, DateTime, Effect, Option, Stdio, Stream } from "effect"
+import * as Console from "effect/Console"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stdio from "effect/Stdio"
+import * as Stream from "effect/Stream"
 import type * as SessionId from "../log/SessionId.ts"
 import { ProjectionStore } from "../projection/ProjectionStore.ts"
 import * as Checklist from "../todo/Checklist.ts"
 import * as TodoOverview from "../todo/TodoOverview.ts"
+import type * as Flags from "./Flags.ts"
 import * as LiveStore from "./LiveStore.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
@@ -38,7 +44,7 @@ export const follow = (session: SessionId.SessionId, json: boolean) =>
   })
 
 /** The command's handler: validates the id and the flags, opens the live store, follows. */
-export const run = (session: string, kind: Store.Store, dir: string, json: boolean, history: Option.Option<unknown>) =>
+export const run = (session: string, kind: Flags.Store, dir: string, json: boolean, history: Option.Option<unknown>) =>
   Option.isSome(history)
     ? Effect.fail(Store.userError("--follow prints the list as it changes; leave out --history, or --follow"))
     : Effect.flatMap(SessionArgument.decode(session), (id) => follow(id, json)).pipe(

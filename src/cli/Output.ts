@@ -3,8 +3,10 @@
  * `--help` instead of the whole help first. Errors never go to stdout, which under `serve` is the
  * JSON-RPC channel.
  */
-import { Console, Effect, Layer } from "effect"
-import { CliOutput } from "effect/cli"
+import * as CliOutput from "effect/cli/CliOutput"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 /** A message on one line: control characters (a newline, an escape sequence) become spaces. */
 export const oneLine = (message: string) => message.replace(/[\u0000-\u001f\u007f][\u0000-\u0020\u007f]*/g, " ").trim()

@@ -6,38 +6,43 @@
  * line on stderr and a non-zero exit; stdout carries nothing but JSON-RPC. When stdin closes, the
  * answers still due are written and it exits 0.
  */
-import { Cause, Console, Effect, Fiber, Layer, Option } from "effect"
-import { McpProtocol, McpServer } from "effect/ai"
-import { Command, Flag } from "effect/cli"
+import * as McpProtocol from "effect/ai/McpProtocol"
+import * as McpServer from "effect/ai/McpServer"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as McpStdio from "../mcp/McpStdio.ts"
 import * as TodoListResource from "../mcp/TodoListResource.ts"
 import * as TodoWriteMcp from "../mcp/TodoWriteMcp.ts"
 import * as AgentSession from "../todo/AgentSession.ts"
 import * as TodoPolicy from "../todo/TodoPolicy.ts"
-import { evidenceFlag, inProgressChoices, policyOf } from "./Policy.ts"
-import * as ServeHttp from "./ServeHttp.ts"
+import * as Flags from "./Flags.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
 import { version } from "./Version.ts"
 
-export const command = Command.make("serve", {
-  dir: Store.directory,
-  store: Store.store,
-  session: Flag.String("session").pipe(
-    Flag.withDescription("The session to write to; restarting with the same id continues its log (default: a new id)"),
-    Flag.optional
-  ),
-  inProgress: Flag.Literals("in-progress", inProgressChoices).pipe(
-    Flag.withDescription(
-      "REQUIRED. single: at most one todo in_progress; parallel: several when work truly runs in parallel"
-    )
-  ),
-  evidence: evidenceFlag,
-  ...ServeHttp.flags
-}, ({ dir, store, session, inProgress, evidence, http, host, port, tokenFile }) =>
+/** The command's input, as `Cli.ts` parses it. */
+export interface Input {
+  readonly dir: string
+  readonly store: Flags.Store
+  readonly session: Option.Option<string>
+  readonly inProgress: Flags.InProgress
+  readonly evidence: Flags.Evidence
+  readonly http: boolean
+  readonly host: string
+  readonly port: number
+  readonly tokenFile: Option.Option<string>
+}
+
+/** Serves over stdio until stdin ends, or over HTTP (`ServeHttp.ts`, imported only then) until interrupted. */
+export const run = ({ dir, store, session, inProgress, evidence, http, host, port, tokenFile }: Input) =>
   Effect.gen(function*() {
     if (http) {
       if (Option.isSome(session)) return yield* Store.userError("--session is for stdio; over --http the URL names it")
+      const ServeHttp = yield* Effect.promise(() => import("./ServeHttp.ts"))
       return yield* ServeHttp.serve({ host, port, tokenFile, store, dir, inProgress, evidence })
     }
     const id = yield* SessionArgument.decode(Option.getOrElse(session, () => crypto.randomUUID()))
@@ -54,7 +59,7 @@ export const command = Command.make("serve", {
       registrations: Layer.mergeAll(TodoWriteMcp.layer, TodoListResource.layer)
     }).pipe(
       Layer.provide(
-        Layer.mergeAll(Layer.succeedContext(log), TodoPolicy.layer(policyOf(inProgress, evidence)), AgentSession.layer(id))
+        Layer.mergeAll(Layer.succeedContext(log), TodoPolicy.layer(Flags.policyOf(inProgress, evidence)), AgentSession.layer(id))
       ),
       Layer.provide(McpStdio.layer())
     )
@@ -65,6 +70,4 @@ export const command = Command.make("serve", {
     yield* Fiber.join(fiber).pipe(
       Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.failCause(cause))
     )
-  }).pipe(Effect.scoped)).pipe(
-    Command.withDescription("Run an MCP server over stdio that exposes todo_write, writing to a session log")
-  )
+  }).pipe(Effect.scoped)

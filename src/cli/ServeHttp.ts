@@ -3,45 +3,30 @@
  * URL, or a new one per MCP session), on loopback unless a bearer token is given.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Console, Effect, Layer, Option, Redacted } from "effect"
-import { Flag } from "effect/cli"
-import { HttpRouter, HttpServer } from "effect/http"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { createServer } from "node:http"
 import * as HttpAccess from "../mcp/HttpAccess.ts"
 import * as TodoWriteMcpHttp from "../mcp/TodoWriteMcpHttp.ts"
 import * as ProjectionStore from "../projection/ProjectionStore.ts"
 import * as TodoPolicy from "../todo/TodoPolicy.ts"
-import { type Evidence, type InProgress, policyOf } from "./Policy.ts"
+import * as Flags from "./Flags.ts"
 import * as Store from "./Store.ts"
 import { version } from "./Version.ts"
-
-export const flags = {
-  http: Flag.Boolean("http").pipe(
-    Flag.withDescription("Serve MCP Streamable HTTP at /mcp/<session-id> instead of stdio"),
-    Flag.withDefault(false)
-  ),
-  host: Flag.String("host").pipe(
-    Flag.withDescription("With --http: the address to listen on. Anything but loopback needs --token-file"),
-    Flag.withDefault("127.0.0.1")
-  ),
-  port: Flag.Int("port").pipe(
-    Flag.withDescription("With --http: the port to listen on (0: any free port, printed on stderr)"),
-    Flag.withDefault(8080)
-  ),
-  tokenFile: Flag.FileText("token-file").pipe(
-    Flag.withDescription("With --http: a file holding the bearer token every request must carry"),
-    Flag.optional
-  )
-}
 
 export interface Options {
   readonly host: string
   readonly port: number
   readonly tokenFile: Option.Option<string>
-  readonly store: Store.Store
+  readonly store: Flags.Store
   readonly dir: string
-  readonly inProgress: InProgress
-  readonly evidence: Evidence
+  readonly inProgress: Flags.InProgress
+  readonly evidence: Flags.Evidence
 }
 
 /** Runs the HTTP server until interrupted. */
@@ -68,7 +53,7 @@ export const serve = (options: Options) =>
       Layer.provide(routes),
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host })),
       Layer.provide(ProjectionStore.layer.pipe(Layer.provideMerge(Store.log(options.store, options.dir)))),
-      Layer.provide(TodoPolicy.layer(policyOf(options.inProgress, options.evidence)))
+      Layer.provide(TodoPolicy.layer(Flags.policyOf(options.inProgress, options.evidence)))
     )
     return yield* Layer.launch(server).pipe(
       Effect.catchTag("Unprotected", (error) => Store.userError(`${error.message}: pass --token-file`))

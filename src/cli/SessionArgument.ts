@@ -1,7 +1,7 @@
 /**
  * A session id given on the command line, validated as everywhere else.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as SessionId from "../log/SessionId.ts"
 import { userError } from "./Store.ts"
 

@@ -1,17 +1,18 @@
 /**
  * `todo-write show`: a session's current list, and its history when asked, as a checklist or JSON.
  */
-import { Console, DateTime, Effect, Option } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import * as Console from "effect/Console"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import type * as SessionId from "../log/SessionId.ts"
 import * as Checklist from "../todo/Checklist.ts"
 import * as TodoHistory from "../todo/TodoHistory.ts"
-import * as Follow from "./Follow.ts"
+import type * as Flags from "./Flags.ts"
 import * as Output from "./Output.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
-import * as Tree from "./Tree.ts"
 
 const timeOf = (time: number | undefined) => time === undefined ? "never" : DateTime.formatIso(DateTime.makeUnsafe(time))
 
@@ -47,31 +48,29 @@ export const printSession = (
     yield* Console.log(lines.join("\n"))
   })
 
-export const command = Command.make("show", {
-  dir: Store.directory,
-  store: Store.store,
-  session: Argument.String("session").pipe(Argument.withDescription("The session id")),
-  history: Flag.Literals("history", ["turns", "writes"]).pipe(
-    Flag.withDescription("Also show the list as it stood at the end of each turn, or after each write"),
-    Flag.optional
-  ),
-  json: Flag.Boolean("json").pipe(Flag.withDescription("Print JSON for machines"), Flag.withDefault(false)),
-  tree: Flag.Boolean("tree").pipe(
-    Flag.withDescription("Show the plan tree: the list, then each sub-agent's list and status, recursively"),
-    Flag.withDefault(false)
-  ),
-  follow: Flag.Boolean("follow").pipe(
-    Flag.withDescription("Keep printing the list on every change, another process's included, until interrupted"),
-    Flag.withDefault(false)
-  )
-}, ({ dir, store, session, history, json, tree, follow }) =>
+/** The command's input, as `Cli.ts` parses it. */
+export interface Input {
+  readonly dir: string
+  readonly store: Flags.Store
+  readonly session: string
+  readonly history: Option.Option<TodoHistory.By>
+  readonly json: boolean
+  readonly tree: boolean
+  readonly follow: boolean
+}
+
+/**
+ * Prints the session once (its list, history or plan tree), or follows it; the tree's and the live
+ * view's modules (`Tree.ts`, `Follow.ts`) are imported only for them.
+ */
+export const run = ({ dir, store, session, history, json, tree, follow }: Input) =>
   follow
-    ? Follow.run(session, store, dir, json, history)
+    ? Effect.flatMap(Effect.promise(() => import("./Follow.ts")), (Follow) => Follow.run(session, store, dir, json, history))
     : Effect.gen(function*() {
       const id = yield* SessionArgument.decode(session)
       const where = yield* Store.describe(store, dir)
-      yield* Store.reported(
-        (tree ? Tree.print(id, json) : printSession(id, history, json, where)).pipe(Effect.provide(Store.existing(store, dir))),
-        `session ${id} in ${where}`
-      )
-    })).pipe(Command.withDescription("Replay a session and print its current todo list as a checklist"))
+      const print = tree
+        ? Effect.flatMap(Effect.promise(() => import("./Tree.ts")), (Tree) => Tree.print(id, json))
+        : printSession(id, history, json, where)
+      yield* Store.reported(print.pipe(Effect.provide(Store.existing(store, dir))), `session ${id} in ${where}`)
+    })

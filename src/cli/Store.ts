@@ -2,16 +2,19 @@
  * The checked session log a command works on: JSONL files in a directory, or PostgreSQL at
  * `$DATABASE_URL`. The PostgreSQL driver is an optional peer dependency, loaded only when asked for.
  */
-import { Config, Effect, FileSystem, Layer, Path } from "effect"
-import { CliError, Flag } from "effect/cli"
+import * as CliError from "effect/cli/CliError"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
 import type { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import * as SessionLogFile from "../log/file/SessionLogFile.ts"
 import type * as SessionId from "../log/SessionId.ts"
 import { SessionLog } from "../log/SessionLog.ts"
 import { SessionLogError } from "../log/SessionLogError.ts"
 import * as SubagentEvents from "../todo/SubagentEvents.ts"
-
-export const defaultDirectory = "./.todo-write/sessions"
+import type * as Flags from "./Flags.ts"
 
 export const userError = (message: string) => new CliError.UserError({ cause: message, userMessage: message })
 
@@ -22,21 +25,8 @@ export const userError = (message: string) => new CliError.UserError({ cause: me
 export const reported = <A, E, R>(effect: Effect.Effect<A, E, R>, doing: string) =>
   Effect.mapError(effect, (error) => error instanceof SessionLogError ? userError(`${doing}: ${error.message}`) : error)
 
-export const directory = Flag.String("dir").pipe(
-  Flag.withDescription(`The directory of session logs, one <session>.jsonl file per session (default: ${defaultDirectory})`),
-  Flag.withDefault(defaultDirectory)
-)
-
-export const storeChoices = ["file", "postgres"] as const
-export type Store = (typeof storeChoices)[number]
-
-export const store = Flag.Literals("store", storeChoices).pipe(
-  Flag.withDescription("Where session logs live: JSONL files in --dir, or PostgreSQL at $DATABASE_URL (default: file)"),
-  Flag.withDefault("file")
-)
-
 /** Where the chosen store keeps sessions, for messages: the absolute directory, or PostgreSQL. */
-export const describe = (kind: Store, dir: string) =>
+export const describe = (kind: Flags.Store, dir: string) =>
   Effect.map(Path.Path, (path) => kind === "file" ? path.resolve(dir) : "PostgreSQL at $DATABASE_URL")
 
 /** The raw PostgreSQL log, its driver imported only now. */
@@ -86,16 +76,16 @@ export const existingDirectory = (dir: string) =>
 type Log = Layer.Layer<CheckedSessionLog, SessionLogError | CliError.UserError, FileSystem.FileSystem | Path.Path>
 
 /** The checked log of the chosen store; for files, the directory is created if missing. */
-export const log = (kind: Store, dir: string, options: FileOptions = {}): Log =>
+export const log = (kind: Flags.Store, dir: string, options: FileOptions = {}): Log =>
   kind === "file" ? fileLog(dir, options) : postgresLog
 
 /** The checked log of the chosen store, to look into: a missing directory is an error, never created. */
-export const existing = (kind: Store, dir: string): Log =>
+export const existing = (kind: Flags.Store, dir: string): Log =>
   kind === "file" ? Layer.unwrap(Effect.as(existingDirectory(dir), fileLog(dir))) : postgresLog
 
 /**
  * The checked log a server writes one session to: the session is opened (its lock held) while the
  * layer is built, so a session in use fails it.
  */
-export const serving = (kind: Store, dir: string, session: SessionId.SessionId): Log =>
+export const serving = (kind: Flags.Store, dir: string, session: SessionId.SessionId): Log =>
   log(kind, dir, { open: [session] })

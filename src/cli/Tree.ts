@@ -2,7 +2,8 @@
  * `todo-write show --tree`: a session's plan tree, its list and each sub-agent's below it, as
  * indented checklists or JSON.
  */
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import type * as SessionId from "../log/SessionId.ts"
 import * as ProjectionStore from "../projection/ProjectionStore.ts"

@@ -4,31 +4,34 @@
  * interrupted.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Console, Effect, Layer } from "effect"
-import { Command, Flag } from "effect/cli"
-import { HttpServer } from "effect/http"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as HttpServer from "effect/http/HttpServer"
+import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
 import * as WebView from "../web/WebView.ts"
+import type * as Flags from "./Flags.ts"
 import * as LiveStore from "./LiveStore.ts"
 import * as Store from "./Store.ts"
 
 /** Prints where the view is, once the server listens. */
-const announce = (store: Store.Store, dir: string) =>
+const announce = (store: Flags.Store, dir: string) =>
   Layer.effectDiscard(Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
     const where = yield* Store.describe(store, dir)
     yield* Console.log(`todo-write ui: ${HttpServer.formatAddress(server.address)}/ (sessions in ${where}); Ctrl-C stops it`)
   }))
 
-export const command = Command.make("ui", {
-  dir: Store.directory,
-  store: Store.store,
-  host: Flag.String("host").pipe(
-    Flag.withDescription("The address to listen on; anything but loopback exposes the sessions to the network"),
-    Flag.withDefault("127.0.0.1")
-  ),
-  port: Flag.Int("port").pipe(Flag.withDescription("The port to listen on (0: any free port)"), Flag.withDefault(7357))
-}, ({ dir, store, host, port }) =>
+/** The command's input, as `Cli.ts` parses it. */
+export interface Input {
+  readonly dir: string
+  readonly store: Flags.Store
+  readonly host: string
+  readonly port: number
+}
+
+/** Serves the view until interrupted; a wildcard `--host` is refused. */
+export const run = ({ dir, store, host, port }: Input) =>
   // A wildcard address also answers on loopback, where a Host check can't tell a rebinding page from
   // the user's own: name the interface to expose instead.
   ["0.0.0.0", "::", "[::]"].includes(host)
@@ -42,4 +45,3 @@ export const command = Command.make("ui", {
       Layer.provide(LiveStore.layer(store, dir))
     )
   )
-).pipe(Command.withDescription("Serve a live web page of the sessions and their todo lists (read-only)"))

@@ -3,12 +3,16 @@
  * repaired or bad. Session files are read line by line (a torn tail is cut when no one holds the
  * session); in PostgreSQL, each session is read through the checked log.
  */
-import { Console, Effect, Path, Result, Stream } from "effect"
-import { Argument, Command } from "effect/cli"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import * as SessionLogFile from "../log/file/SessionLogFile.ts"
 import type * as SessionId from "../log/SessionId.ts"
 import * as TodoEvents from "../todo/TodoEvents.ts"
+import type * as Flags from "./Flags.ts"
 import * as Output from "./Output.ts"
 import * as SessionArgument from "./SessionArgument.ts"
 import * as Store from "./Store.ts"
@@ -54,14 +58,15 @@ const verifyLog = (sessions: ReadonlyArray<SessionId.SessionId>, id: SessionId.S
     return outcome("ok", Output.count(events, "event"))
   }).pipe(Effect.catch((error) => Effect.succeed(outcome("BAD", error.message))))
 
-export const command = Command.make("verify", {
-  dir: Store.directory,
-  store: Store.store,
-  sessions: Argument.String("session").pipe(
-    Argument.withDescription("Sessions to check (default: all in the store)"),
-    Argument.variadic()
-  )
-}, ({ dir, store, sessions }) =>
+/** The command's input, as `Cli.ts` parses it. */
+export interface Input {
+  readonly dir: string
+  readonly store: Flags.Store
+  readonly sessions: ReadonlyArray<string>
+}
+
+/** Verifies the sessions named, or all in the store; fails (exit 1) if any is bad or missing. */
+export const run = ({ dir, store, sessions }: Input) =>
   Effect.gen(function*() {
     const where = yield* Store.describe(store, dir)
     yield* Store.reported(
@@ -82,6 +87,4 @@ export const command = Command.make("verify", {
       }).pipe(Effect.provide(Store.existing(store, dir))),
       `verifying ${where}`
     )
-  })).pipe(
-    Command.withDescription("Load sessions, run every invariant, and report each as ok, repaired or bad (exit 1)")
-  )
+  })

@@ -1,16 +1,14 @@
 #!/usr/bin/env node
 /**
- * The `todo-write` executable: the one place that runs an Effect program.
+ * The `todo-write` executable: the one place that runs an Effect program (`Main.ts`). It first turns
+ * on Node's on-disk compile cache, so that a start after the first reuses the compiled code of the
+ * modules it loads instead of compiling them again; `Main.ts` and everything it imports come after.
  */
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Effect, Layer, Logger } from "effect"
-import { Command } from "effect/cli"
-import * as Cli from "./Cli.ts"
-import * as Output from "./Output.ts"
+import * as Module from "node:module"
 
-Command.run(Cli.command, { version: Cli.version }).pipe(
-  // stdout carries JSON-RPC under `serve`: logs go to stderr.
-  Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Logger.LogToStderr, true), Output.layer)),
-  NodeRuntime.runMain
-)
+// No directory given: `NODE_COMPILE_CACHE` if set, else Node's own under the OS temporary directory,
+// never the package's, which may be read-only. Failing to open it only means compiling as before.
+// `NODE_DISABLE_COMPILE_CACHE=1` turns it off.
+Module.enableCompileCache()
+
+await import("./Main.ts")

@@ -1,11 +1,17 @@
 /**
- * Running the `todo-write` executable in tests, as a user or an MCP client does: real processes.
+ * Running the `todo-write` command in tests: as a user or an MCP client does, in real processes, or in
+ * this process (`inProcess`) where the claim is about what a command does, not about its process.
  */
+import { NodeServices } from "@effect/platform-node"
+import { ConfigProvider, Effect, Exit, Layer, Option } from "effect"
+import { Command } from "effect/cli"
+import { TestConsole } from "effect/testing"
 import { execFile, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
+import * as Cli from "../../src/cli/Cli.ts"
 import * as Format from "../../src/log/file/Format.ts"
 
 export const bin = new URL("../../src/cli/bin.ts", import.meta.url).pathname
@@ -41,6 +47,36 @@ export const cli = (
       }
     )
   })
+
+/** A command run in this process: its stdout and stderr lines, and the message it failed with, if it did. */
+export interface InProcess extends Run {
+  readonly error: string | undefined
+}
+
+/**
+ * Runs the command in this process (`Command.runWith`, its console a TestConsole, its environment only
+ * `env`): a failure is code 1 and its message, as the executable would exit and print it.
+ */
+export const inProcess = (args: ReadonlyArray<string>, options: { readonly env?: Record<string, string> } = {}) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Command.runWith(Cli.command, { version: Cli.version })(args))
+      const error = Option.map(Exit.findErrorOption(exit), (error) => String((error as { message?: unknown }).message))
+      const lines = (output: ReadonlyArray<unknown>) => output.map((line) => `${line}\n`).join("")
+      return {
+        code: Exit.isSuccess(exit) ? 0 : 1,
+        stdout: lines(yield* TestConsole.logLines),
+        stderr: lines(yield* TestConsole.errorLines),
+        error: Option.getOrUndefined(error)
+      }
+    }).pipe(
+      Effect.provide(Layer.mergeAll(
+        NodeServices.layer,
+        Layer.fresh(TestConsole.layer),
+        ConfigProvider.layer(ConfigProvider.fromEnv({ env: options.env ?? {} }))
+      ))
+    )
+  )
 
 /** One JSON-RPC message as a line. */
 export const frame = (message: object) => JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n"

@@ -1,6 +1,7 @@
 /**
  * `todo-write serve --http` as users run it: real processes, the official MCP SDK client over
- * Streamable HTTP; two instances sharing one PostgreSQL store.
+ * Streamable HTTP; two instances sharing one PostgreSQL store. What the servers wrote is read back
+ * with `show` and `verify` in this process.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -11,6 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import * as PgTest from "../log/sql/PgTest.ts"
+import { inProcess } from "./CliTest.ts"
 
 const bin = new URL("../../src/cli/bin.ts", import.meta.url).pathname
 const cleanups: Array<() => void> = []
@@ -77,7 +79,7 @@ describe("todo-write serve --http", () => {
       } finally {
         await Promise.all(clients.map((client) => client.close()))
       }
-      const shown = await cli(["show", "--store", "postgres", "--json", "--history", "writes", session], env)
+      const shown = await inProcess(["show", "--store", "postgres", "--json", "--history", "writes", session], { env })
       assert.strictEqual(shown.code, 0, shown.stderr)
       const replay = JSON.parse(shown.stdout)
       assert.strictEqual(replay.events, 10)
@@ -107,7 +109,7 @@ describe("todo-write serve --http", () => {
     }
     const anonymous = await fetch(`${server.url}/mcp/tokened`, { method: "POST", body: "{}" })
     assert.strictEqual(anonymous.status, 401)
-    const shown = await cli(["show", "--dir", dir, "--json", "tokened"])
+    const shown = await inProcess(["show", "--dir", dir, "--json", "tokened"])
     assert.deepStrictEqual(JSON.parse(shown.stdout).todos, [{ content: "Behind the token", status: "in_progress" }])
   }, 60_000)
 
@@ -129,16 +131,16 @@ describe("todo-write serve --http", () => {
     } finally {
       await Promise.all([root, a, b, a1].map((client) => client.close()))
     }
-    const shown = await cli(["show", "--dir", dir, "--tree", "root"])
+    const shown = await inProcess(["show", "--dir", dir, "--tree", "root"])
     assert.strictEqual(shown.code, 0, shown.stderr)
     assert.include(shown.stdout, "Session root\n[>] Coordinate")
     assert.include(shown.stdout, "-- sub-agent a: 1/2 completed, working on Check\n   [x] Parse\n   [>] Check")
     assert.include(shown.stdout, "   -- sub-agent a1: 0/1 completed, working on Dig\n      [>] Dig")
     assert.include(shown.stdout, "-- sub-agent b: 0/1 completed, working on Look around")
-    const json = JSON.parse((await cli(["show", "--dir", dir, "--tree", "--json", "root"])).stdout)
+    const json = JSON.parse((await inProcess(["show", "--dir", dir, "--tree", "--json", "root"])).stdout)
     assert.deepStrictEqual(json.children.map((c: { session: string }) => c.session), ["a", "b"])
     assert.deepStrictEqual(json.children[0].children[0].todos, [{ content: "Dig", status: "in_progress" }])
-    const verified = await cli(["verify", "--dir", dir])
+    const verified = await inProcess(["verify", "--dir", dir])
     assert.strictEqual(verified.code, 0, verified.stdout)
   }, 90_000)
 })

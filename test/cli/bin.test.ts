@@ -1,6 +1,7 @@
 /**
  * The `todo-write` executable as a user runs it: real processes, and for `serve` the official MCP
- * SDK client over stdio.
+ * SDK client over stdio. What the inspection commands print is checked in this process
+ * (`inProcess`), with one real process each for the exit code a script sees.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
@@ -10,7 +11,7 @@ import { join } from "node:path"
 import * as SessionFile from "../../src/log/file/Format.ts"
 import * as ToolDefinition from "../../src/mcp/ToolDefinition.ts"
 import * as PgTest from "../log/sql/PgTest.ts"
-import { bin, cli, tempDirectory } from "./CliTest.ts"
+import { bin, cli, inProcess, tempDirectory, write, writeSession } from "./CliTest.ts"
 
 const connect = async (
   dir: string,
@@ -85,7 +86,7 @@ describe("todo-write serve (MCP over stdio, official SDK client)", () => {
     }
     const lines = readFileSync(join(dir, "mcp-e2e.jsonl"), "utf8").trim().split("\n")
     assert.deepStrictEqual(lines.slice(1).map((line) => JSON.parse(line).seq), [0, 1])
-    const shown = await cli(["show", "--dir", dir, "--json", "mcp-e2e"])
+    const shown = await inProcess(["show", "--dir", dir, "--json", "mcp-e2e"])
     assert.deepStrictEqual(JSON.parse(shown.stdout).todos, [
       { content: "Plan", status: "completed" },
       { content: "Build", status: "in_progress" }
@@ -121,37 +122,34 @@ describe("todo-write serve (MCP over stdio, official SDK client)", () => {
   })
 })
 
-/** A small session written through the real server path, for the inspection commands. */
-const seed = async () => {
+/**
+ * A small session of two writes, for the inspection commands, in the file format the backend writes
+ * (the first test above reads a session the real server wrote).
+ */
+const seed = () => {
   const dir = tempDirectory()
-  const client = await connect(dir, "s1", "parallel")
-  await client.callTool({ name: "todo_write", arguments: { todos: [{ content: "a", status: "in_progress" }] } })
-  await client.callTool({
-    name: "todo_write",
-    arguments: { todos: [{ content: "a", status: "completed" }, { content: "b", status: "in_progress" }] }
-  })
-  await client.close()
+  writeSession(dir, "s1", [write(["a", "in_progress"]), write(["a", "completed"], ["b", "in_progress"])])
   return dir
 }
 
 describe("todo-write show / verify / schema / demo", () => {
   it("show prints the checklist, the history of writes, and JSON", async () => {
-    const dir = await seed()
-    const plain = await cli(["show", "--dir", dir, "s1"])
+    const dir = seed()
+    const plain = await inProcess(["show", "--dir", dir, "s1"])
     assert.strictEqual(plain.code, 0, plain.stderr)
     assert.include(plain.stdout, "[x] a")
     assert.include(plain.stdout, "[>] b")
     assert.include(plain.stdout, "1/2 completed")
-    const history = await cli(["show", "--dir", dir, "--history", "writes", "s1"])
+    const history = await inProcess(["show", "--dir", dir, "--history", "writes", "s1"])
     assert.strictEqual(history.stdout.match(/-- Write at seq/g)?.length, 2)
-    const json = JSON.parse((await cli(["show", "--dir", dir, "--json", "--history", "writes", "s1"])).stdout)
+    const json = JSON.parse((await inProcess(["show", "--dir", dir, "--json", "--history", "writes", "s1"])).stdout)
     assert.strictEqual(json.history.length, 2)
     assert.deepStrictEqual(json.history[0].todos, [{ content: "a", status: "in_progress" }])
     const missing = await cli(["show", "--dir", dir, "nope"])
     assert.notStrictEqual(missing.code, 0)
-    const hostile = await cli(["show", "--dir", dir, "../etc"])
+    const hostile = await inProcess(["show", "--dir", dir, "../etc"])
     assert.notStrictEqual(hostile.code, 0)
-    assert.include(hostile.stderr + hostile.stdout, "invalid session id")
+    assert.include(hostile.error, "invalid session id")
   }, 60_000)
 
   it("show prints evidence under completed items, and escapes what could spoof the checklist", async () => {
@@ -169,7 +167,7 @@ describe("todo-write show / verify / schema / demo", () => {
         SessionFile.encodeLines(SessionFile.entryLine("todo/write", 0, 1, JSON.stringify({ todos })))
       ])
     )
-    const shown = await cli(["show", "--dir", dir, "spoof"])
+    const shown = await inProcess(["show", "--dir", dir, "spoof"])
     assert.strictEqual(shown.code, 0, shown.stderr)
     assert.include(shown.stdout, "[x] Run the tests\n    evidence: npm test: 12 passed\n")
     assert.deepStrictEqual(shown.stdout.split("\n").filter((line) => line.startsWith("[x]")), ["[x] Run the tests"])
@@ -177,15 +175,15 @@ describe("todo-write show / verify / schema / demo", () => {
   }, 30_000)
 
   it("verify reports ok, repairs a torn tail, and fails on a corrupted middle line", async () => {
-    const dir = await seed()
-    const good = await cli(["verify", "--dir", dir])
+    const dir = seed()
+    const good = await inProcess(["verify", "--dir", dir])
     assert.strictEqual(good.code, 0, good.stderr)
     assert.match(good.stdout, /s1\s+ok\s+2 events/)
 
     const file = join(dir, "s1.jsonl")
     const whole = readFileSync(file, "utf8")
     appendFileSync(file, `{"type":"todo/write","seq":2,"ti`)
-    const torn = await cli(["verify", "--dir", dir, "s1"])
+    const torn = await inProcess(["verify", "--dir", dir, "s1"])
     assert.strictEqual(torn.code, 0, torn.stderr)
     assert.match(torn.stdout, /s1\s+repaired/)
     assert.strictEqual(readFileSync(file, "utf8"), whole)
@@ -203,11 +201,11 @@ describe("todo-write show / verify / schema / demo", () => {
     event.data.todos[0].content = " a"
     invalid[2] = SessionFile.seal(JSON.stringify(event)).trimEnd()
     writeFileSync(file, invalid.join("\n"))
-    const broken = await cli(["verify", "--dir", dir, "s1"])
+    const broken = await inProcess(["verify", "--dir", dir, "s1"])
     assert.strictEqual(broken.code, 1)
     assert.match(broken.stdout, /s1\s+BAD.*line 3: invariant "todo\/write shape" violated at seq 1/)
 
-    const missing = await cli(["verify", "--dir", dir, "nope"])
+    const missing = await inProcess(["verify", "--dir", dir, "nope"])
     assert.strictEqual(missing.code, 1)
     assert.match(missing.stdout, /nope\s+MISSING/)
   }, 60_000)
@@ -220,21 +218,23 @@ describe("todo-write show / verify / schema / demo", () => {
     assert.strictEqual(both.single.openai.function.parameters.additionalProperties, false)
     assert.strictEqual(both.parallel.anthropic.input_schema.properties.todos.items.additionalProperties, false)
     assert.notStrictEqual(both.single.mcp.description, both.parallel.mcp.description)
-    const one = JSON.parse((await cli(["schema", "--in-progress", "parallel", "--format", "anthropic"])).stdout)
+    const one = JSON.parse((await inProcess(["schema", "--in-progress", "parallel", "--format", "anthropic"])).stdout)
     assert.include(one.description, "parallel")
     assert.include(one.description, "may cite evidence")
-    const required = JSON.parse((await cli(["schema", "--in-progress", "single", "--evidence", "require", "--format", "openai"])).stdout)
+    const required = JSON.parse(
+      (await inProcess(["schema", "--in-progress", "single", "--evidence", "require", "--format", "openai"])).stdout
+    )
     assert.include(required.function.description, "must cite evidence")
     assert.deepStrictEqual(required.function.parameters.properties.todos.items.required, ["content", "status", "evidence"])
   }, 30_000)
 
   it("schema --format openai-responses is the flat Responses API tool; openai is the Chat Completions one", async () => {
     const policy = { allowParallelInProgress: false }
-    const responses = await cli(["schema", "--in-progress", "single", "--format", "openai-responses"])
+    const responses = await inProcess(["schema", "--in-progress", "single", "--format", "openai-responses"])
     assert.strictEqual(responses.code, 0, responses.stderr)
     // test/todo/Providers.test.ts checks that @effect/ai-openai sends exactly this object
     assert.deepStrictEqual(JSON.parse(responses.stdout), ToolDefinition.openAiResponses(policy))
-    const chat = JSON.parse((await cli(["schema", "--in-progress", "single", "--format", "openai"])).stdout)
+    const chat = JSON.parse((await inProcess(["schema", "--in-progress", "single", "--format", "openai"])).stdout)
     assert.deepStrictEqual(chat, {
       type: "function",
       function: {
@@ -253,6 +253,6 @@ describe("todo-write show / verify / schema / demo", () => {
     assert.include(result.stdout, "(too_many_in_progress)")
     assert.include(result.stdout, "Turn 2 ended (completed)")
     assert.include(result.stdout, "2/2 completed")
-    assert.strictEqual((await cli(["verify", "--dir", dir])).code, 0)
+    assert.strictEqual((await inProcess(["verify", "--dir", dir])).code, 0)
   }, 30_000)
 })

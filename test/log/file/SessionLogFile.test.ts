@@ -330,7 +330,7 @@ describe("SessionLogFile", () => {
       withDirectory((directory, open) =>
         Effect.gen(function*() {
           let everAcked = -1
-          for (let round = 0; round < 5; round++) {
+          for (let round = 0; round < 3; round++) {
             const child = spawnAppender(directory)
             // let it run for a random while, past its first acknowledgements
             yield* runningFor(child, 50 + Math.floor(Math.random() * 250))
