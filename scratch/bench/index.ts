@@ -15,6 +15,7 @@ const benchmarks: Record<string, () => Promise<ReadonlyArray<Comparison>>> = {
   projectionRead: async () => (await import("./projectionRead.ts")).run(),
   durableAppend: async () => (await import("./durableAppend.ts")).run(),
   httpServe: async () => (await import("./httpServe.ts")).run(),
+  sqlAppend: async () => (await import("./sqlAppend.ts")).run(),
   modelSize: async () => []
 }
 
