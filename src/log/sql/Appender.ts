@@ -19,6 +19,7 @@
 import { Deferred, Effect, Exit, Schedule, type Scope } from "effect"
 import { type SqlClient, SqlError } from "effect/sql"
 import type * as SessionLog from "../SessionLog.ts"
+import { StorageFailure } from "../SessionLogError.ts"
 
 /** One session's batch, waiting for a group, and the seq of its first event once stored. */
 interface Pending {
@@ -39,12 +40,16 @@ export const isRolledBack = (error: SqlError.SqlError) =>
   error.reason._tag === "DeadlockError" || error.reason._tag === "SerializationError" ||
   error.reason._tag === "LockTimeoutError" || error.reason._tag === "UniqueViolation"
 
-const retried = <A>(effect: Effect.Effect<A, SqlError.SqlError | Error>) =>
+const retried = <A>(effect: Effect.Effect<A, SqlError.SqlError | StorageFailure>) =>
   Effect.retry(effect, {
     while: (error) => SqlError.isSqlError(error) && isRolledBack(error),
     schedule: Schedule.exponential("5 millis"),
     times: 8
   })
+
+/** Bounds on one statement (events, characters of payload JSON): the rest of what has gathered goes in the next. */
+const maxGroupEvents = 1000
+const maxGroupChars = 4 * 1024 * 1024
 
 /** The rows as one JSON parameter; the payload goes in an array, so that a JSON `null` stays a value. */
 const rowsJson = (group: ReadonlyArray<Pending>): string => {
@@ -107,7 +112,7 @@ export const make = Effect.fnUntraced(function*(options: {
       const heads = yield* insert(group)
       const stuck = heads.find((head) => !head.ok)
       // Held by this transaction, so the statement's own try can't fail; if it ever did, nothing of it commits.
-      if (stuck !== undefined) return yield* Effect.fail(new Error(`the advisory lock of ${stuck.session} was not held`))
+      if (stuck !== undefined) return yield* Effect.fail(new StorageFailure({ detail: `the advisory lock of ${stuck.session} was not held` }))
       return heads
     }))
 
@@ -121,7 +126,7 @@ export const make = Effect.fnUntraced(function*(options: {
         Exit.isFailure(exit)
           ? Exit.failCause(exit.cause)
           : first === undefined || first === null
-          ? Exit.fail(new Error(`no seq came back for ${pending.session}`))
+          ? Exit.fail(new StorageFailure({ detail: `no seq came back for ${pending.session}` }))
           : Exit.succeed(Number(first))
       )
     }
@@ -153,6 +158,19 @@ export const make = Effect.fnUntraced(function*(options: {
   let queue: Array<Pending> = []
   let flushing = false
 
+  /** The next group: what has gathered, up to a bound on the statement's size (at least one batch). */
+  const take = (): Array<Pending> => {
+    let events = 0
+    let chars = 0
+    let count = 0
+    while (count < queue.length && (count === 0 || (events < maxGroupEvents && chars < maxGroupChars))) {
+      const { batch } = queue[count++]!
+      events += batch.length
+      for (const prepared of batch) chars += prepared.json.length
+    }
+    return queue.splice(0, count)
+  }
+
   /**
    * Stores what has gathered, then hands what gathered meanwhile to a fiber of its own. If it stops
    * unexpectedly (a defect), every append it was to answer fails with that cause: none waits forever.
@@ -160,8 +178,7 @@ export const make = Effect.fnUntraced(function*(options: {
   const flush: Effect.Effect<void> = Effect.gen(function*() {
     // Appends woken by the last commit join this group rather than the next.
     yield* Effect.yieldNow
-    const group = queue
-    queue = []
+    const group = take()
     yield* store(group)
     if (queue.length === 0) flushing = false
     else yield* Effect.forkIn(Effect.uninterruptible(flush), scope)

@@ -2,6 +2,7 @@
  * How the SQL backend gathers appends across sessions, against the real server:
  * - the batches of several sessions that arrive while a statement is in flight go together in the
  *   next statement, each session's seqs running on from its own last;
+ * - a group is bounded (1,000 events); what gathered beyond goes in the next;
  * - a group commits all or none: a row the database refuses fails every append of its group, stores
  *   none of them, and the sessions go on from where they were;
  * - two instances appending to the same sessions at once (groups, try-locks failing, the waiting
@@ -28,31 +29,45 @@ const sessionsIn = (args: ReadonlyArray<unknown>): Array<string> => {
 
 const id = SessionId.decodeSync
 
+/**
+ * Hooks that record each group's sessions, and `hold`, which forks an append and answers once its
+ * statement is in flight, held there until `release` opens: what arrives meanwhile gathers.
+ */
+const holding = Effect.gen(function*() {
+  const groups: Array<Array<string>> = []
+  const release = yield* Latch.make(false)
+  let inFlight: Deferred.Deferred<void> | undefined
+  const hooks: PgTest.Hooks = {
+    statement: (text, run, args) => {
+      if (!isAppend(text)) return run
+      const held = inFlight
+      inFlight = undefined
+      return Effect.andThen(
+        Effect.sync(() => groups.push(sessionsIn(args))),
+        held === undefined ? run : Effect.andThen(Effect.andThen(Deferred.succeed(held, undefined), release.await), run)
+      )
+    }
+  }
+  const hold = <A, E>(append: Effect.Effect<A, E>) =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      inFlight = started
+      const fiber = yield* Effect.forkChild(append)
+      yield* Deferred.await(started)
+      return fiber
+    })
+  return { groups, hold, hooks, release }
+})
+
 describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered across sessions (PostgreSQL)", () => {
   it.live("the batches of several sessions that arrive while a statement is in flight go together in the next one", () =>
     Effect.gen(function*() {
       const table = yield* freshTable
-      const groups: Array<Array<string>> = []
-      const release = yield* Latch.make(false)
-      const inFlight = yield* Deferred.make<void>()
-      let hold = false
-      const hooks: PgTest.Hooks = {
-        statement: (text, run, args) => {
-          if (!isAppend(text)) return run
-          const held = hold
-          hold = false
-          return Effect.andThen(
-            Effect.sync(() => groups.push(sessionsIn(args))),
-            held ? Effect.andThen(Effect.andThen(Deferred.succeed(inFlight, undefined), release.await), run) : run
-          )
-        }
-      }
+      const { groups, hold, hooks, release } = yield* holding
       yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
         Effect.gen(function*() {
           yield* log.append(id("b"), "n", { i: 0 })
-          hold = true
-          const first = yield* Effect.forkChild(log.append(id("a"), "n", { i: 0 }))
-          yield* Deferred.await(inFlight)
+          const first = yield* hold(log.append(id("a"), "n", { i: 0 }))
           // While a's statement is held, b and c arrive; b twice (the core gathers a session's own appends).
           const rest = yield* Effect.forkChild(
             Effect.all([
@@ -75,30 +90,14 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered
   it.live("a group commits all or none: a row the database refuses fails every append of its group and stores none", () =>
     Effect.gen(function*() {
       const table = yield* freshTable
-      const groups: Array<Array<string>> = []
-      const release = yield* Latch.make(false)
-      const inFlight = yield* Deferred.make<void>()
-      let hold = false
-      const hooks: PgTest.Hooks = {
-        statement: (text, run, args) => {
-          if (!isAppend(text)) return run
-          const held = hold
-          hold = false
-          return Effect.andThen(
-            Effect.sync(() => groups.push(sessionsIn(args))),
-            held ? Effect.andThen(Effect.andThen(Deferred.succeed(inFlight, undefined), release.await), run) : run
-          )
-        }
-      }
+      const { groups, hold, hooks, release } = yield* holding
       yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
         Effect.gen(function*() {
           for (const session of ["a", "bad", "c"]) yield* log.append(id(session), "n", { i: 0 })
           // From now on the database refuses any new row of session "bad" (not an error worth retrying).
           yield* direct((sql) => sql.unsafe(`ALTER TABLE ${table} ADD CONSTRAINT ${table}_no_bad CHECK (session <> 'bad' OR seq = 0)`))
           groups.length = 0
-          hold = true
-          const holder = yield* Effect.forkChild(log.append(id("held"), "n", { i: 0 }))
-          yield* Deferred.await(inFlight)
+          const holder = yield* hold(log.append(id("held"), "n", { i: 0 }))
           const group = yield* Effect.forkChild(
             Effect.all(["a", "bad", "c"].map((session) => Effect.exit(log.append(id(session), "n", { i: 1 }))), {
               concurrency: "unbounded"
@@ -126,6 +125,26 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered
           assert.deepStrictEqual((yield* rowsOf(table, "bad")).map((row) => row.seq), [0])
         })).pipe(Effect.provide(instance(table, hooks)), Effect.ensuring(release.open))
     }))
+
+  it.live("a group is bounded: of 1,100 sessions' appends that gathered, 1,000 go in one statement, the rest in the next", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      const { groups, hold, hooks, release } = yield* holding
+      yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
+        Effect.gen(function*() {
+          const holder = yield* hold(log.append(id("held"), "n", {}))
+          const many = yield* Effect.forkChild(
+            Effect.forEach(Array.from({ length: 1100 }, (_, i) => id(`s${i}`)), (session) => log.append(session, "n", {}), {
+              concurrency: "unbounded"
+            }),
+            { startImmediately: true }
+          )
+          yield* release.open
+          yield* Fiber.join(holder)
+          assert.isTrue((yield* Fiber.join(many)).every((entry) => entry.seq === 0))
+          assert.deepStrictEqual(groups.map((group) => group.length), [1, 1000, 100])
+        })).pipe(Effect.provide(instance(table, hooks)), Effect.ensuring(release.open))
+    }), 60_000)
 
   it.live("two instances appending to the same sessions at once: contiguous seqs, every acknowledged append stored", () =>
     Effect.gen(function*() {
