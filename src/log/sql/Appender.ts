@@ -157,6 +157,7 @@ export const make = Effect.fnUntraced(function*(options: {
 
   let queue: Array<Pending> = []
   let flushing = false
+  let lastGroup = 0
 
   /** The next group: what has gathered, up to a bound on the statement's size (at least one batch). */
   const take = (): Array<Pending> => {
@@ -176,9 +177,11 @@ export const make = Effect.fnUntraced(function*(options: {
    * unexpectedly (a defect), every append it was to answer fails with that cause: none waits forever.
    */
   const flush: Effect.Effect<void> = Effect.gen(function*() {
-    // Appends woken by the last commit join this group rather than the next.
-    yield* Effect.yieldNow
+    // When the last group held several appends, those it woke join this one rather than the next. A
+    // lone appender doesn't wait: the yield costs it a turn of the event loop.
+    if (lastGroup > 1) yield* Effect.yieldNow
     const group = take()
+    lastGroup = group.length
     yield* store(group)
     if (queue.length === 0) flushing = false
     else yield* Effect.forkIn(Effect.uninterruptible(flush), scope)
