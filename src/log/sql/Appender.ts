@@ -16,7 +16,7 @@
  *
  * @since 0.2.0
  */
-import { Deferred, Effect, Exit, Schedule, type Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Schedule, type Scope } from "effect"
 import { type SqlClient, SqlError } from "effect/sql"
 import type * as SessionLog from "../SessionLog.ts"
 import { StorageFailure } from "../SessionLogError.ts"
@@ -79,6 +79,10 @@ export const make = Effect.fnUntraced(function*(options: {
   const scope: Scope.Scope = yield* Effect.scope
   const events = sql(table)
   const lockPrefix = `${table}:`
+  // A group carries other callers' appends, and an append is durable once it returns: neither may join a
+  // transaction the caller that happens to store the group has open on this client.
+  const outsideTransactions = <A>(effect: Effect.Effect<A>): Effect.Effect<A> =>
+    Effect.updateContext(effect, Context.omit(sql.transactionService))
 
   /**
    * Stores the group's sessions whose lock is free (or already held by this transaction), in one
@@ -204,7 +208,7 @@ export const make = Effect.fnUntraced(function*(options: {
       if (flushing) return Deferred.await(pending.done)
       // Nothing in flight: this caller stores the group on its own fiber. Uninterruptible: others wait on it.
       flushing = true
-      return Effect.andThen(Effect.uninterruptible(flush), Deferred.await(pending.done))
+      return Effect.andThen(Effect.uninterruptible(outsideTransactions(flush)), Deferred.await(pending.done))
     })
 
   return { append } as const

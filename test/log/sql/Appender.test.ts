@@ -5,14 +5,16 @@
  * - a group is bounded (1,000 events); what gathered beyond goes in the next;
  * - a group commits all or none: a row the database refuses fails every append of its group, stores
  *   none of them, and the sessions go on from where they were;
+ * - an append never joins a transaction its caller has open: it is committed when it returns;
  * - two instances appending to the same sessions at once (groups, try-locks failing, the waiting
  *   path) keep every session's seqs contiguous and every acknowledged append stored.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Latch, Layer, Stream } from "effect"
-import { SqlError } from "effect/sql"
+import { SqlClient, SqlError } from "effect/sql"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
+import * as SessionLogSql from "../../../src/log/sql/SessionLogSql.ts"
 import { failureOf } from "../SessionLogConformance.ts"
 import * as PgTest from "./PgTest.ts"
 
@@ -145,6 +147,23 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered
           assert.deepStrictEqual(groups.map((group) => group.length), [1, 1000, 100])
         })).pipe(Effect.provide(instance(table, hooks)), Effect.ensuring(release.open))
     }), 60_000)
+
+  it.effect("an append made inside a transaction of the caller's is not part of it: it is committed when it returns", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      yield* Effect.gen(function*() {
+        const log = yield* SessionLog.SessionLog
+        const sql = yield* SqlClient.SqlClient
+        // The caller's transaction rolls back after the append returned: the append stays.
+        const rolledBack = yield* Effect.exit(sql.withTransaction(Effect.andThen(
+          log.append(id("inside"), "n", { i: 0 }),
+          Effect.fail("the caller's own failure")
+        )))
+        assert.isTrue(Exit.isFailure(rolledBack))
+        assert.deepStrictEqual(yield* rowsOf(table, "inside"), [{ seq: 0, data: { i: 0 } }])
+        assert.strictEqual((yield* log.append(id("inside"), "n", { i: 1 })).seq, 1)
+      }).pipe(Effect.provide(SessionLogSql.layer({ table }).pipe(Layer.provideMerge(PgTest.client))))
+    }))
 
   it.live("two instances appending to the same sessions at once: contiguous seqs, every acknowledged append stored", () =>
     Effect.gen(function*() {
