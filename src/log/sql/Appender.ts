@@ -8,9 +8,13 @@
  * waits. A session whose lock another process holds (it is appending to that session too) is left
  * out of the statement and stored in a transaction of its own that waits for the lock: without
  * waiting, the statement's snapshot might miss what that process commits meanwhile. Locks are taken
- * in session order, so two processes never wait on each other in a cycle.
+ * in session order, so two processes never wait on each other in a cycle. (Should the other process
+ * commit and let go between the statement's snapshot and its try, the first row collides with one it
+ * committed: a unique violation, rolled back and retried.)
  *
- * A group commits all or none: if its statement fails, every append in it fails with that error.
+ * A group is bounded (1,000 events or 4 Mi characters of JSON; a batch is never split), and never
+ * joins a transaction the caller has open. It commits all or none: if its statement fails, every
+ * append in it fails with that error.
  * Failures that certainly rolled back (deadlock, serialization, lock timeout, unique violation) are
  * retried; any other failure, a lost connection among them, is not, since it may hide a commit.
  *
@@ -36,7 +40,7 @@ interface Head {
 }
 
 /** Only failures that certainly rolled back are retried: a lost connection may hide a commit. */
-export const isRolledBack = (error: SqlError.SqlError) =>
+const isRolledBack = (error: SqlError.SqlError) =>
   error.reason._tag === "DeadlockError" || error.reason._tag === "SerializationError" ||
   error.reason._tag === "LockTimeoutError" || error.reason._tag === "UniqueViolation"
 
