@@ -17,6 +17,7 @@ const benchmarks: Record<string, () => Promise<ReadonlyArray<Comparison>>> = {
   retainedHeap: async () => (await import("./retainedHeap.ts")).run(),
   httpServe: async () => (await import("./httpServe.ts")).run(),
   cliStart: async () => (await import("./cliStart.ts")).run(),
+  sqlAppend: async () => (await import("./sqlAppend.ts")).run(),
   modelSize: async () => []
 }
 

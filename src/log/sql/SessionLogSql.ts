@@ -4,9 +4,9 @@
  *
  * - One row per event, `(session, seq)` the primary key, the payload as `jsonb`. The table is created
  *   if missing.
- * - Each batch the log core hands it is one transaction that first takes a per-session advisory
- *   lock, so concurrent appenders, in any process, are serialized per session: contiguous seqs,
- *   nothing lost.
+ * - Appends are serialized per session by a per-session advisory lock, across processes:
+ *   contiguous seqs, nothing lost. The batches of many sessions that arrive while one statement is
+ *   in flight are stored together in the next, one commit for all (`Appender`).
  * - Reads page through a session by seq (keyset), so a long session never loads at once.
  * - Each commit sends a `NOTIFY`; when the client is a `PgClient`, the layer `LISTEN`s, so the
  *   committed-entries stream also carries entries appended by other processes.
@@ -20,6 +20,7 @@ import type * as SessionId from "../SessionId.ts"
 import * as SessionLog from "../SessionLog.ts"
 import { InvalidOptions, InvalidPayload, SessionLogError } from "../SessionLogError.ts"
 import * as SessionEvent from "../SessionEvent.ts"
+import * as Appender from "./Appender.ts"
 
 /**
  * The layer's options, validated when it is built.
@@ -56,11 +57,6 @@ interface Row {
   readonly time: bigint | number
   readonly data: unknown
 }
-
-/** Only failures that certainly rolled back are retried: a lost connection may hide a commit. */
-const isRolledBack = (error: SqlError.SqlError) =>
-  error.reason._tag === "DeadlockError" || error.reason._tag === "SerializationError" ||
-  error.reason._tag === "LockTimeoutError" || error.reason._tag === "UniqueViolation"
 
 const decodeOptions = Schema.decodeUnknownResult(Options, { onExcessProperty: "error", errors: "all" })
 
@@ -124,24 +120,13 @@ export const layer = (
             }
           ))
 
+      const appender = yield* Appender.make({ sql, table, channel })
       const append = (session: SessionId.SessionId, batch: ReadonlyArray<SessionLog.Prepared>) => {
         const nul = batch.find((prepared) => holdsNul(prepared.json, prepared.data))
         if (nul !== undefined) {
           return Effect.fail(new InvalidPayload({ detail: "PostgreSQL jsonb can't hold the NUL character (\\u0000)" }))
         }
-        return sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${table}:${session}`}, 0))`
-          const [next] = yield* sql<{ readonly seq: bigint | number }>`
-            SELECT COALESCE(MAX(seq) + 1, 0) AS seq FROM ${events} WHERE session = ${session}`
-          const first = Number(next?.seq ?? 0)
-          for (const [i, prepared] of batch.entries()) {
-            yield* sql`INSERT INTO ${events} (session, seq, type, time, data)
-              VALUES (${session}, ${first + i}, ${prepared.type}, ${prepared.time}, ${prepared.json}::jsonb)`
-          }
-          // Delivered on commit, to every listening instance.
-          yield* sql`SELECT pg_notify(${channel}, ${`${first + batch.length - 1} ${session}`})`
-          return first
-        })).pipe(Effect.retry({ while: isRolledBack, schedule: Schedule.exponential("5 millis"), times: 8 }))
+        return appender.append(session, batch)
       }
 
       // Commits other instances make: LISTEN, and hand each NOTIFY to the core, which reads what it announces.

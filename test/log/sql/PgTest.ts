@@ -7,8 +7,9 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 import { createConnection } from "node:net"
+import * as SessionLogSql from "../../../src/log/sql/SessionLogSql.ts"
 
 export const url = process.env.PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 
@@ -44,3 +45,62 @@ export const dropAfter = (table: string) =>
       Effect.ignore
     )
   )
+
+/** Runs around each statement or transaction of a wrapped client. */
+export interface Hooks {
+  /** Runs around each statement; `text` is its SQL (placeholders as `$?`), `args` its parameters. */
+  statement?: (
+    text: string,
+    run: Effect.Effect<unknown, SqlError.SqlError>,
+    args: ReadonlyArray<unknown>
+  ) => Effect.Effect<unknown, SqlError.SqlError>
+  /** Runs around each whole transaction (BEGIN … COMMIT). */
+  transaction?: <A, E, R>(run: Effect.Effect<A, E | SqlError.SqlError, R>) => Effect.Effect<A, E | SqlError.SqlError, R>
+}
+
+/** The real client, seen through `hooks`. */
+const wrap = (real: SqlClient.SqlClient, hooks: Hooks): SqlClient.SqlClient => {
+  const sql = function(strings: unknown, ...args: Array<unknown>) {
+    const statement = Reflect.apply(real, undefined, [strings, ...args])
+    if (hooks.statement === undefined || !Array.isArray(strings)) return statement
+    return hooks.statement(strings.join("$?"), statement, args)
+  }
+  const client = Object.assign(sql, real, {
+    withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => {
+      const run = real.withTransaction(effect)
+      return hooks.transaction === undefined ? run : hooks.transaction(run)
+    }
+  })
+  // A test double: the wrapper has every member of the real client (copied), with two of them seen.
+  return client as unknown as SqlClient.SqlClient
+}
+
+/**
+ * A SessionLogSql instance over a table, with its own pool, its client wrapped by `hooks`. Only the
+ * `SqlClient` is provided (not the `PgClient`): no LISTEN, so the only reads are the test's.
+ */
+export const instance = (table: string, hooks: Hooks, pageSize?: number) =>
+  SessionLogSql.layer({ table, ...(pageSize === undefined ? {} : { pageSize }) }).pipe(
+    Layer.provide(
+      Layer.effect(SqlClient.SqlClient, Effect.map(SqlClient.SqlClient, (real) => wrap(real, hooks))).pipe(
+        Layer.provide(Layer.fresh(client))
+      )
+    )
+  )
+
+/** Runs `use` on a client of its own, outside any instance. */
+export const direct = <A, E>(use: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
+  Effect.flatMap(SqlClient.SqlClient, use).pipe(Effect.provide(client))
+
+/** A session's rows as stored, in seq order. */
+export const rowsOf = (table: string, session: string) =>
+  direct((sql) =>
+    sql<{ seq: number | bigint; data: unknown }>`SELECT seq, data FROM ${sql(table)} WHERE session = ${session} ORDER BY seq`
+  ).pipe(Effect.map((rows) => rows.map((row) => ({ seq: Number(row.seq), data: row.data }))))
+
+/** A table name of its own, dropped when the scope closes. */
+export const freshTable = Effect.gen(function*() {
+  const table = uniqueTable()
+  yield* dropAfter(table)
+  return table
+})

@@ -115,17 +115,21 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
       const logA = yield* SessionLog.SessionLog.pipe(Effect.provide(a))
       // B's stream has shown the current state (so it is subscribed) before A writes.
       const subscribed = yield* Deferred.make<void>()
+      const sawFirst = yield* Deferred.make<void>()
+      let states = 0
       const seen = yield* storeB.changes(TodoProjection.todos, session).pipe(
-        Stream.tap(() => Deferred.succeed(subscribed, undefined)),
+        Stream.tap(() => Deferred.succeed(++states === 1 ? subscribed : sawFirst, undefined)),
         Stream.take(3),
         Stream.runCollect,
         Effect.forkChild
       )
       yield* Deferred.await(subscribed)
       yield* logA.append(session, "todo/write", { todos: [{ content: "from A", status: "in_progress" }] })
+      // B folds what it reads when told of a commit: had A's second append landed before that read, the
+      // two would show as one change.
+      yield* Deferred.await(sawFirst)
       yield* logA.append(session, "turn/start", {})
-      const states = yield* Fiber.join(seen).pipe(Effect.timeout("10 seconds"))
-      assert.deepStrictEqual(states, [null, [{ content: "from A", status: "in_progress" }], null])
+      assert.deepStrictEqual(yield* Fiber.join(seen).pipe(Effect.timeout("10 seconds")), [null, [{ content: "from A", status: "in_progress" }], null])
     }).pipe(Effect.scoped), 60_000)
 })
 

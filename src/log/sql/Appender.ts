@@ -1,0 +1,219 @@
+/**
+ * Stores the batches the log core hands the SQL backend, gathered across sessions: while one
+ * statement is in flight, the batches that arrive (from any session) wait, and go together in the
+ * next. A group is one autocommitted statement: one round trip and one commit, however many sessions
+ * it holds.
+ *
+ * The statement takes each session's advisory lock with `pg_try_advisory_xact_lock`, which never
+ * waits. A session whose lock another process holds (it is appending to that session too) is left
+ * out of the statement and stored in a transaction of its own that waits for the lock: without
+ * waiting, the statement's snapshot might miss what that process commits meanwhile. Locks are taken
+ * in session order, so two processes never wait on each other in a cycle. (Should the other process
+ * commit and let go between the statement's snapshot and its try, the first row collides with one it
+ * committed: a unique violation, rolled back and retried.)
+ *
+ * A group is bounded (1,000 events or 4 Mi characters of JSON; a batch is never split), and never
+ * joins a transaction the caller has open. It commits all or none: if its statement fails, every
+ * append in it fails with that error.
+ * Failures that certainly rolled back (deadlock, serialization, lock timeout, unique violation) are
+ * retried; any other failure, a lost connection among them, is not, since it may hide a commit.
+ *
+ * @since 0.2.0
+ */
+import { Context, Deferred, Effect, Exit, Schedule, type Scope } from "effect"
+import { type SqlClient, SqlError } from "effect/sql"
+import type * as SessionLog from "../SessionLog.ts"
+import { StorageFailure } from "../SessionLogError.ts"
+
+/** One session's batch, waiting for a group, and the seq of its first event once stored. */
+interface Pending {
+  readonly session: string
+  readonly batch: ReadonlyArray<SessionLog.Prepared>
+  readonly done: Deferred.Deferred<number, SessionLog.Failure>
+}
+
+/** Where each session's batch starts, or that its lock was held elsewhere. */
+interface Head {
+  readonly session: string
+  readonly ok: boolean
+  readonly first: bigint | number | null
+}
+
+/** Only failures that certainly rolled back are retried: a lost connection may hide a commit. */
+const isRolledBack = (error: SqlError.SqlError) =>
+  error.reason._tag === "DeadlockError" || error.reason._tag === "SerializationError" ||
+  error.reason._tag === "LockTimeoutError" || error.reason._tag === "UniqueViolation"
+
+const retried = <A>(effect: Effect.Effect<A, SqlError.SqlError | StorageFailure>) =>
+  Effect.retry(effect, {
+    while: (error) => SqlError.isSqlError(error) && isRolledBack(error),
+    schedule: Schedule.exponential("5 millis"),
+    times: 8
+  })
+
+/** Bounds on one statement (events, characters of payload JSON): the rest of what has gathered goes in the next. */
+const maxGroupEvents = 1000
+const maxGroupChars = 4 * 1024 * 1024
+
+/** The rows as one JSON parameter; the payload goes in an array, so that a JSON `null` stays a value. */
+const rowsJson = (group: ReadonlyArray<Pending>): string => {
+  const rows: Array<string> = []
+  for (const { session, batch } of group) {
+    for (let i = 0; i < batch.length; i++) {
+      const { type, time, json } = batch[i]!
+      rows.push(`{"s":${JSON.stringify(session)},"o":${i},"t":${JSON.stringify(type)},"m":${time},"d":[${json}]}`)
+    }
+  }
+  return `[${rows.join(",")}]`
+}
+
+/**
+ * The appender over a table: `append` stores one session's batch with whatever other sessions'
+ * batches gathered meanwhile, and answers the seq of its first event.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const make = Effect.fnUntraced(function*(options: {
+  readonly sql: SqlClient.SqlClient
+  readonly table: string
+  readonly channel: string
+}) {
+  const { channel, sql, table } = options
+  const scope: Scope.Scope = yield* Effect.scope
+  const events = sql(table)
+  const lockPrefix = `${table}:`
+  // A group carries other callers' appends, and an append is durable once it returns: neither may join a
+  // transaction the caller that happens to store the group has open on this client.
+  const outsideTransactions = <A>(effect: Effect.Effect<A>): Effect.Effect<A> =>
+    Effect.updateContext(effect, Context.omit(sql.transactionService))
+
+  /**
+   * Stores the group's sessions whose lock is free (or already held by this transaction), in one
+   * statement; answers each session's head. Seqs run on from the session's last, each batch's events
+   * in order, and every session stored announces its last seq.
+   */
+  const insert = (group: ReadonlyArray<Pending>) =>
+    sql<Head>`WITH input AS MATERIALIZED (
+        SELECT * FROM json_to_recordset(${rowsJson(group)}::json) AS r(s text, o int, t text, m bigint, d jsonb)
+      ), heads AS MATERIALIZED (
+        SELECT s, n, ok,
+          CASE WHEN ok THEN (SELECT COALESCE(MAX(e.seq) + 1, 0) FROM ${events} e WHERE e.session = s) END AS first
+        FROM (
+          SELECT s, n, pg_try_advisory_xact_lock(hashtextextended(${lockPrefix} || s, 0)) AS ok
+          FROM (SELECT s, count(*) AS n FROM input GROUP BY s ORDER BY s) AS sessions
+        ) AS locks
+      ), stored AS (
+        INSERT INTO ${events} (session, seq, type, time, data)
+        SELECT i.s, h.first + i.o, i.t, i.m, i.d -> 0 FROM input i JOIN heads h ON h.s = i.s WHERE h.ok
+      )
+      SELECT s AS session, ok, first,
+        CASE WHEN ok THEN pg_notify(${channel}, (first + n - 1)::text || ' ' || s) END AS announced
+      FROM heads`
+
+  /** Waits for the sessions' locks, in session order, then stores them: for sessions another process is appending to. */
+  const insertLocked = (group: ReadonlyArray<Pending>) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const sessions = [...new Set(group.map((pending) => pending.session))].sort()
+      yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${lockPrefix} || s, 0))
+        FROM json_array_elements_text(${JSON.stringify(sessions)}::json) WITH ORDINALITY AS u(s, i) ORDER BY i`
+      const heads = yield* insert(group)
+      const stuck = heads.find((head) => !head.ok)
+      // Held by this transaction, so the statement's own try can't fail; if it ever did, nothing of it commits.
+      if (stuck !== undefined) return yield* Effect.fail(new StorageFailure({ detail: `the advisory lock of ${stuck.session} was not held` }))
+      return heads
+    }))
+
+  /** Answers each append of the group: its session's first seq, or the group's failure. */
+  const settle = (group: ReadonlyArray<Pending>, exit: Exit.Exit<ReadonlyArray<Head>, SessionLog.Failure>) => {
+    const heads = Exit.isSuccess(exit) ? new Map(exit.value.map((head) => [head.session, head.first])) : undefined
+    for (const pending of group) {
+      const first = heads?.get(pending.session)
+      Deferred.doneUnsafe(
+        pending.done,
+        Exit.isFailure(exit)
+          ? Exit.failCause(exit.cause)
+          : first === undefined || first === null
+          ? Exit.fail(new StorageFailure({ detail: `no seq came back for ${pending.session}` }))
+          : Exit.succeed(Number(first))
+      )
+    }
+  }
+
+  /** A defect fails every append that is still waiting on the effect: none waits forever. */
+  const answeringAll = (group: ReadonlyArray<Pending>) => <A>(effect: Effect.Effect<A>) =>
+    Effect.onExit(effect, (exit) =>
+      Effect.sync(() => {
+        if (Exit.isFailure(exit)) for (const pending of group) Deferred.doneUnsafe(pending.done, Exit.failCause(exit.cause))
+      }))
+
+  /** Stores a group; sessions whose lock was held elsewhere go on, on their own fiber, to wait for it. */
+  const store = (group: ReadonlyArray<Pending>) =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(retried(insert(group)))
+      if (Exit.isFailure(exit)) return settle(group, exit)
+      const busy = new Set(exit.value.filter((head) => !head.ok).map((head) => head.session))
+      settle(group.filter((pending) => !busy.has(pending.session)), exit)
+      if (busy.size === 0) return
+      const waiting = group.filter((pending) => busy.has(pending.session))
+      yield* Effect.forkIn(
+        Effect.flatMap(Effect.exit(retried(insertLocked(waiting))), (locked) => Effect.sync(() => settle(waiting, locked)))
+          .pipe(answeringAll(waiting)),
+        scope
+      )
+    }).pipe(answeringAll(group))
+
+  let queue: Array<Pending> = []
+  let flushing = false
+  let lastGroup = 0
+
+  /** The next group: what has gathered, up to a bound on the statement's size (at least one batch). */
+  const take = (): Array<Pending> => {
+    let events = 0
+    let chars = 0
+    let count = 0
+    while (count < queue.length && (count === 0 || (events < maxGroupEvents && chars < maxGroupChars))) {
+      const { batch } = queue[count++]!
+      events += batch.length
+      for (const prepared of batch) chars += prepared.json.length
+    }
+    return queue.splice(0, count)
+  }
+
+  /**
+   * Stores what has gathered, then hands what gathered meanwhile to a fiber of its own. If it stops
+   * unexpectedly (a defect), every append it was to answer fails with that cause: none waits forever.
+   */
+  const flush: Effect.Effect<void> = Effect.gen(function*() {
+    // When the last group held several appends, those it woke join this one rather than the next. A
+    // lone appender doesn't wait: the yield costs it a turn of the event loop.
+    if (lastGroup > 1) yield* Effect.yieldNow
+    const group = take()
+    lastGroup = group.length
+    yield* store(group)
+    if (queue.length === 0) flushing = false
+    else yield* Effect.forkIn(Effect.uninterruptible(flush), scope)
+  }).pipe(
+    Effect.onExit((exit) =>
+      Effect.sync(() => {
+        if (Exit.isSuccess(exit)) return
+        flushing = false
+        const left = queue
+        queue = []
+        for (const pending of left) Deferred.doneUnsafe(pending.done, Exit.failCause(exit.cause))
+      })
+    )
+  )
+
+  const append = (session: string, batch: ReadonlyArray<SessionLog.Prepared>): Effect.Effect<number, SessionLog.Failure> =>
+    Effect.suspend(() => {
+      const pending: Pending = { session, batch, done: Deferred.makeUnsafe() }
+      queue.push(pending)
+      if (flushing) return Deferred.await(pending.done)
+      // Nothing in flight: this caller stores the group on its own fiber. Uninterruptible: others wait on it.
+      flushing = true
+      return Effect.andThen(Effect.uninterruptible(outsideTransactions(flush)), Deferred.await(pending.done))
+    })
+
+  return { append } as const
+})

@@ -1,0 +1,199 @@
+/**
+ * How the SQL backend gathers appends across sessions, against the real server:
+ * - the batches of several sessions that arrive while a statement is in flight go together in the
+ *   next statement, each session's seqs running on from its own last;
+ * - a group is bounded (1,000 events); what gathered beyond goes in the next;
+ * - a group commits all or none: a row the database refuses fails every append of its group, stores
+ *   none of them, and the sessions go on from where they were;
+ * - an append never joins a transaction its caller has open: it is committed when it returns;
+ * - two instances appending to the same sessions at once (groups, try-locks failing, the waiting
+ *   path) keep every session's seqs contiguous and every acknowledged append stored.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, Latch, Layer, Stream } from "effect"
+import { SqlClient, SqlError } from "effect/sql"
+import * as SessionId from "../../../src/log/SessionId.ts"
+import * as SessionLog from "../../../src/log/SessionLog.ts"
+import * as SessionLogSql from "../../../src/log/sql/SessionLogSql.ts"
+import { failureOf } from "../SessionLogConformance.ts"
+import * as PgTest from "./PgTest.ts"
+
+const { direct, freshTable, instance, rowsOf } = PgTest
+
+/** The statement that stores a group of appends. */
+const isAppend = (text: string) => text.includes("pg_try_advisory_xact_lock")
+
+/** The sessions a group's statement carries (its rows are one JSON parameter). */
+const sessionsIn = (args: ReadonlyArray<unknown>): Array<string> => {
+  const rows = args.find((arg): arg is string => typeof arg === "string" && arg.startsWith("[{"))
+  return rows === undefined ? [] : [...new Set((JSON.parse(rows) as Array<{ s: string }>).map((row) => row.s))].sort()
+}
+
+const id = SessionId.decodeSync
+
+/**
+ * Hooks that record each group's sessions, and `hold`, which forks an append and answers once its
+ * statement is in flight, held there until `release` opens: what arrives meanwhile gathers.
+ */
+const holding = Effect.gen(function*() {
+  const groups: Array<Array<string>> = []
+  const release = yield* Latch.make(false)
+  let inFlight: Deferred.Deferred<void> | undefined
+  const hooks: PgTest.Hooks = {
+    statement: (text, run, args) => {
+      if (!isAppend(text)) return run
+      const held = inFlight
+      inFlight = undefined
+      return Effect.andThen(
+        Effect.sync(() => groups.push(sessionsIn(args))),
+        held === undefined ? run : Effect.andThen(Effect.andThen(Deferred.succeed(held, undefined), release.await), run)
+      )
+    }
+  }
+  const hold = <A, E>(append: Effect.Effect<A, E>) =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      inFlight = started
+      const fiber = yield* Effect.forkChild(append)
+      yield* Deferred.await(started)
+      return fiber
+    })
+  return { groups, hold, hooks, release }
+})
+
+describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered across sessions (PostgreSQL)", () => {
+  it.live("the batches of several sessions that arrive while a statement is in flight go together in the next one", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      const { groups, hold, hooks, release } = yield* holding
+      yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
+        Effect.gen(function*() {
+          yield* log.append(id("b"), "n", { i: 0 })
+          const first = yield* hold(log.append(id("a"), "n", { i: 0 }))
+          // While a's statement is held, b and c arrive; b twice (the core gathers a session's own appends).
+          const rest = yield* Effect.forkChild(
+            Effect.all([
+              log.append(id("b"), "n", { i: 1 }),
+              log.append(id("c"), "n", { i: 0 }),
+              log.append(id("b"), "n", { i: 2 })
+            ], { concurrency: "unbounded" }),
+            { startImmediately: true }
+          )
+          yield* release.open
+          assert.strictEqual((yield* Fiber.join(first)).seq, 0)
+          assert.deepStrictEqual((yield* Fiber.join(rest)).map((entry) => entry.seq), [1, 0, 2])
+          // b's second append waited in the core for its first, then went alone.
+          assert.deepStrictEqual(groups, [["b"], ["a"], ["b", "c"], ["b"]])
+        })).pipe(Effect.provide(instance(table, hooks)), Effect.ensuring(release.open))
+      assert.deepStrictEqual(yield* rowsOf(table, "b"), [0, 1, 2].map((i) => ({ seq: i, data: { i } })))
+      assert.deepStrictEqual(yield* rowsOf(table, "c"), [{ seq: 0, data: { i: 0 } }])
+    }))
+
+  it.live("a group commits all or none: a row the database refuses fails every append of its group and stores none", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      const { groups, hold, hooks, release } = yield* holding
+      yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
+        Effect.gen(function*() {
+          for (const session of ["a", "bad", "c"]) yield* log.append(id(session), "n", { i: 0 })
+          // From now on the database refuses any new row of session "bad" (not an error worth retrying).
+          yield* direct((sql) => sql.unsafe(`ALTER TABLE ${table} ADD CONSTRAINT ${table}_no_bad CHECK (session <> 'bad' OR seq = 0)`))
+          groups.length = 0
+          const holder = yield* hold(log.append(id("held"), "n", { i: 0 }))
+          const group = yield* Effect.forkChild(
+            Effect.all(["a", "bad", "c"].map((session) => Effect.exit(log.append(id(session), "n", { i: 1 }))), {
+              concurrency: "unbounded"
+            }),
+            { startImmediately: true }
+          )
+          yield* release.open
+          assert.strictEqual((yield* Fiber.join(holder)).seq, 0)
+          const exits = yield* Fiber.join(group)
+          assert.deepStrictEqual(groups, [["held"], ["a", "bad", "c"]], "one statement for the three sessions, not retried")
+          for (const [i, session] of ["a", "bad", "c"].entries()) {
+            const exit = exits[i]!
+            assert.isTrue(Exit.isFailure(exit), `${session}'s append succeeded though its group failed`)
+            const error = failureOf(exit)
+            assert.strictEqual(error.reason._tag, "StorageFailure")
+            assert.strictEqual(error.session, session)
+            assert.isTrue(SqlError.isSqlError(error.cause), `the driver's error is kept as the cause: ${error.cause}`)
+            assert.strictEqual(SqlError.isSqlError(error.cause) ? error.cause.reason._tag : "", "ConstraintError")
+          }
+          // Nothing of the group was stored; the sessions go on from where they were.
+          for (const session of ["a", "c"]) {
+            assert.deepStrictEqual((yield* rowsOf(table, session)).map((row) => row.seq), [0])
+            assert.strictEqual((yield* log.append(id(session), "n", { i: 2 })).seq, 1)
+          }
+          assert.deepStrictEqual((yield* rowsOf(table, "bad")).map((row) => row.seq), [0])
+        })).pipe(Effect.provide(instance(table, hooks)), Effect.ensuring(release.open))
+    }))
+
+  it.live("a group is bounded: of 1,100 sessions' appends that gathered, 1,000 go in one statement, the rest in the next", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      const { groups, hold, hooks, release } = yield* holding
+      yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
+        Effect.gen(function*() {
+          const holder = yield* hold(log.append(id("held"), "n", {}))
+          const many = yield* Effect.forkChild(
+            Effect.forEach(Array.from({ length: 1100 }, (_, i) => id(`s${i}`)), (session) => log.append(session, "n", {}), {
+              concurrency: "unbounded"
+            }),
+            { startImmediately: true }
+          )
+          yield* release.open
+          yield* Fiber.join(holder)
+          assert.isTrue((yield* Fiber.join(many)).every((entry) => entry.seq === 0))
+          assert.deepStrictEqual(groups.map((group) => group.length), [1, 1000, 100])
+        })).pipe(Effect.provide(instance(table, hooks)), Effect.ensuring(release.open))
+    }), 60_000)
+
+  it.effect("an append made inside a transaction of the caller's is not part of it: it is committed when it returns", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      yield* Effect.gen(function*() {
+        const log = yield* SessionLog.SessionLog
+        const sql = yield* SqlClient.SqlClient
+        // The caller's transaction rolls back after the append returned: the append stays.
+        const rolledBack = yield* Effect.exit(sql.withTransaction(Effect.andThen(
+          log.append(id("inside"), "n", { i: 0 }),
+          Effect.fail("the caller's own failure")
+        )))
+        assert.isTrue(Exit.isFailure(rolledBack))
+        assert.deepStrictEqual(yield* rowsOf(table, "inside"), [{ seq: 0, data: { i: 0 } }])
+        assert.strictEqual((yield* log.append(id("inside"), "n", { i: 1 })).seq, 1)
+      }).pipe(Effect.provide(SessionLogSql.layer({ table }).pipe(Layer.provideMerge(PgTest.client))))
+    }))
+
+  it.live("two instances appending to the same sessions at once: contiguous seqs, every acknowledged append stored", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      const sessions = Array.from({ length: 6 }, (_, i) => id(`shared-${i}`))
+      const perInstance = 25
+      // Counts the transactions that waited for a lock the other instance held.
+      let waited = 0
+      const counting: PgTest.Hooks = {
+        statement: (text, run) => text.includes("WITH ORDINALITY") ? Effect.andThen(Effect.sync(() => waited++), run) : run
+      }
+      const a = yield* Layer.build(instance(table, counting))
+      const b = yield* Layer.build(instance(table, counting))
+      const logs = [yield* SessionLog.SessionLog.pipe(Effect.provide(a)), yield* SessionLog.SessionLog.pipe(Effect.provide(b))]
+      // Each instance, each session: one append after another, all sessions and both instances at once.
+      const acked = yield* Effect.forEach(
+        logs.flatMap((log, writer) => sessions.map((session) => ({ log, writer, session }))),
+        ({ log, session, writer }) =>
+          Effect.forEach(Array.from({ length: perInstance }, (_, i) => i), (i) =>
+            Effect.map(log.append(session, "n", { writer, i }), (entry) => ({ session, seq: entry.seq, writer, i }))),
+        { concurrency: "unbounded" }
+      )
+      // Typically about 50 of the 300 appends: the instances really did contend for the sessions.
+      assert.isAbove(waited, 0, "no append found a session's lock held by the other instance")
+      for (const session of sessions) {
+        const stored = yield* Stream.runCollect(logs[0]!.read(session))
+        assert.deepStrictEqual(stored.map((entry) => entry.seq), Array.from({ length: 2 * perInstance }, (_, i) => i))
+        for (const ack of acked.flat().filter((ack) => ack.session === session)) {
+          assert.deepStrictEqual(stored[ack.seq]!.data, { writer: ack.writer, i: ack.i }, `${session} seq ${ack.seq}`)
+        }
+      }
+    }).pipe(Effect.scoped), 60_000)
+})
