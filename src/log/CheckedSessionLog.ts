@@ -6,7 +6,7 @@
  *
  * @since 0.2.0
  */
-import { Context } from "effect"
+import * as Context from "effect/Context"
 import type * as SessionLog from "./SessionLog.ts"
 
 /**

@@ -6,7 +6,7 @@
  *
  * @since 0.2.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import type * as SessionId from "./SessionId.ts"
 
 /**

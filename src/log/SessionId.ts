@@ -4,7 +4,7 @@
  *
  * @since 0.2.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /**
  * The longest id accepted.

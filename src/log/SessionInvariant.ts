@@ -8,7 +8,11 @@
  *
  * @since 0.2.0
  */
-import { Effect, Layer, Result, Schema, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { CheckedSessionLog } from "./CheckedSessionLog.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
 import { SessionLog, type Service } from "./SessionLog.ts"

@@ -11,7 +11,16 @@
  *
  * @since 0.2.0
  */
-import { Cause, Clock, Context, Deferred, Effect, Exit, Layer, PubSub, type Scope, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as PubSub from "effect/PubSub"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as Json from "./internal/json.ts"
 import * as Memory from "./internal/memory.ts"
 import * as StorageFailure from "./internal/storageFailure.ts"

@@ -5,7 +5,8 @@
  *
  * @since 0.2.0
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 /**
  * A registered invariant rejected an event: on append (nothing was written) or on load.

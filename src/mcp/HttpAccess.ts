@@ -7,10 +7,21 @@
  *
  * @since 0.2.0
  */
-import { ByteSize, Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
-import { Digest, Mac } from "effect/crypto"
-import { HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { NetAddress } from "effect/net"
+import * as ByteSize from "effect/ByteSize"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Digest from "effect/crypto/Digest"
+import * as Mac from "effect/crypto/Mac"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as NetAddress from "effect/net/NetAddress"
 
 /**
  * The body bound used when none is given: 1 MiB, ten times the largest list the default policy

@@ -11,7 +11,11 @@
  *
  * @since 0.2.0
  */
-import { Effect, Layer, Sink, Stdio, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Sink from "effect/Sink"
+import * as Stdio from "effect/Stdio"
+import * as Stream from "effect/Stream"
 
 /**
  * The bounds on one line of input.

@@ -11,8 +11,12 @@
  *
  * @since 0.2.0
  */
-import { Context, Effect, Layer, Stream } from "effect"
-import { McpSchema, McpServer } from "effect/ai"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as McpSchema from "effect/ai/McpSchema"
+import * as McpServer from "effect/ai/McpServer"
 import type { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import type * as SessionId from "../log/SessionId.ts"
 import * as ProjectionStore from "../projection/ProjectionStore.ts"

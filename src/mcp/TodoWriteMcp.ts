@@ -7,8 +7,14 @@
  *
  * @since 0.2.0
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
-import { McpSchema, McpServer, Tool } from "effect/ai"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as McpSchema from "effect/ai/McpSchema"
+import * as McpServer from "effect/ai/McpServer"
+import * as Tool from "effect/ai/Tool"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import { AgentSession } from "../todo/AgentSession.ts"
 import * as Todo from "../todo/Todo.ts"

@@ -16,9 +16,16 @@
  *
  * @since 0.2.0
  */
-import { type Cause, Effect, Layer, Semaphore } from "effect"
-import { McpProtocol, McpServer } from "effect/ai"
-import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Semaphore from "effect/Semaphore"
+import * as McpProtocol from "effect/ai/McpProtocol"
+import * as McpServer from "effect/ai/McpServer"
+import * as HttpEffect from "effect/http/HttpEffect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import * as SessionId from "../log/SessionId.ts"
 import type { SessionLogError } from "../log/SessionLogError.ts"

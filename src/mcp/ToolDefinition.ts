@@ -5,7 +5,7 @@
  *
  * @since 0.2.0
  */
-import type { JsonSchema } from "effect"
+import type * as JsonSchema from "effect/JsonSchema"
 import * as TodoWrite from "../todo/TodoWrite.ts"
 
 type Policy = TodoWrite.DescriptionPolicy

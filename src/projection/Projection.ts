@@ -5,7 +5,7 @@
  *
  * @since 0.2.0
  */
-import type { Schema } from "effect"
+import type * as Schema from "effect/Schema"
 import type * as SessionEvent from "../log/SessionEvent.ts"
 
 /**

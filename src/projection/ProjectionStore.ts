@@ -10,8 +10,15 @@
  * its tail. A checkpoint is used only if it decodes, its version is the fold's, and the log still
  * holds the very entry it ends at; otherwise it is ignored and the log is folded from the start.
  */
-import { Context, Effect, Layer, Option, Result, Schema, Semaphore, Stream } from "effect"
-import { KeyValueStore } from "effect/persistence"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import type { SessionId } from "../log/SessionId.ts"
 import type { SessionLogError } from "../log/SessionLogError.ts"

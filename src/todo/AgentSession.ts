@@ -2,7 +2,11 @@
  * The calling agent's session: which log a tool call writes to. The agent loop provides it per call
  * (or per turn with `turn`); `todo_write` without it fails instead of writing nowhere.
  */
-import { Cause, Context, Effect, Exit, Layer } from "effect"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import type { SessionId } from "../log/SessionId.ts"
 import type { SessionLogError } from "../log/SessionLogError.ts"

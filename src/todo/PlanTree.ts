@@ -7,7 +7,7 @@
  *
  * @since 0.2.0
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { SessionId } from "../log/SessionId.ts"
 import type { SessionLogError } from "../log/SessionLogError.ts"
 import { ProjectionStore } from "../projection/ProjectionStore.ts"

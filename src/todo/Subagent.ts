@@ -11,7 +11,10 @@
  *
  * @since 0.2.0
  */
-import { Cause, Effect, Exit, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Stream from "effect/Stream"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import type { SessionId } from "../log/SessionId.ts"
 import type { SessionLogError } from "../log/SessionLogError.ts"

@@ -4,7 +4,7 @@
  *
  * @since 0.2.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /**
  * The link would make a session its own ancestor, or a stored tree already loops.

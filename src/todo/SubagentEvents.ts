@@ -7,7 +7,8 @@
  *
  * @since 0.2.0
  */
-import { type Layer, Schema } from "effect"
+import type * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import * as SessionEvent from "../log/SessionEvent.ts"
 import { SessionId } from "../log/SessionId.ts"

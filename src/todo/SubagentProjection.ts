@@ -4,7 +4,7 @@
  *
  * @since 0.2.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import * as SessionEvent from "../log/SessionEvent.ts"
 import { SessionId } from "../log/SessionId.ts"
 import * as Projection from "../projection/Projection.ts"

@@ -5,7 +5,8 @@
  *
  * @since 0.2.0
  */
-import { type Layer, Schema } from "effect"
+import type * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import * as SessionEvent from "../log/SessionEvent.ts"
 import * as SessionInvariant from "../log/SessionInvariant.ts"

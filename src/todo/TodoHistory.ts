@@ -2,7 +2,7 @@
  * How a session's todo list stood over time: after each write, or at the end of each turn. Folds
  * with the `todos` projection's own step, so it can't disagree with it.
  */
-import { Stream } from "effect"
+import * as Stream from "effect/Stream"
 import * as SessionEvent from "../log/SessionEvent.ts"
 import type * as Todo from "./Todo.ts"
 import * as TodoEvents from "./TodoEvents.ts"

@@ -5,7 +5,7 @@
  *
  * @since 0.2.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import * as Projection from "../projection/Projection.ts"
 import * as Todo from "./Todo.ts"
 import * as TodoEvents from "./TodoEvents.ts"

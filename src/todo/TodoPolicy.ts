@@ -5,7 +5,11 @@
  * completed item must carry evidence defaults to `false` (evidence is invited, not required): it is
  * an opt-in discipline, and a deployment that says nothing keeps the contract it had.
  */
-import { Config, Context, Effect, Layer, Schema } from "effect"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 
 /**
  * The most items a list may hold unless the deployment says otherwise.

@@ -3,7 +3,7 @@
  *
  * @since 0.2.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import * as SessionEvent from "../log/SessionEvent.ts"
 import * as Projection from "../projection/Projection.ts"
 import * as Todo from "./Todo.ts"

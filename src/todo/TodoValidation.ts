@@ -9,7 +9,8 @@
  *
  * @since 0.2.0
  */
-import { Array as Arr, Result } from "effect"
+import * as Arr from "effect/Array"
+import * as Result from "effect/Result"
 import * as Todo from "./Todo.ts"
 import type { Options as Policy } from "./TodoPolicy.ts"
 import { fitsIn } from "./internal/jsonSize.ts"

@@ -3,8 +3,14 @@
  * previous one. The tool keeps no state: it validates under the deployment's policy, appends one
  * `todo/write` event to the calling agent's session log, and answers with one line of counts.
  */
-import { Cause, Effect, type JsonSchema, Schema, SchemaGetter } from "effect"
-import { OpenAiStructuredOutput, Tool, Toolkit } from "effect/ai"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import type * as JsonSchema from "effect/JsonSchema"
+import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as OpenAiStructuredOutput from "effect/ai/OpenAiStructuredOutput"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import type * as SessionLog from "../log/SessionLog.ts"
 import { AgentSession } from "./AgentSession.ts"

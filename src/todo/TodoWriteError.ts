@@ -5,7 +5,7 @@
  *
  * @since 0.2.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { SessionLogError } from "../log/SessionLogError.ts"
 
 /**

@@ -14,8 +14,9 @@
  *
  * @since 0.2.0
  */
-import { Effect, Stream } from "effect"
-import { Sse } from "effect/encoding"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as Sse from "effect/encoding/Sse"
 import { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import * as SessionEvent from "../log/SessionEvent.ts"
 import type * as SessionId from "../log/SessionId.ts"

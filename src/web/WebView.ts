@@ -14,9 +14,15 @@
  *
  * @since 0.2.0
  */
-import { Effect, Layer, Option, Stream } from "effect"
-import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { NetAddress } from "effect/net"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as NetAddress from "effect/net/NetAddress"
 import type { CheckedSessionLog } from "../log/CheckedSessionLog.ts"
 import * as SessionId from "../log/SessionId.ts"
 import type { ProjectionStore } from "../projection/ProjectionStore.ts"

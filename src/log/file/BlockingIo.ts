@@ -12,7 +12,10 @@
  *
  * @since 0.2.0
  */
-import { Context, Effect, type FileSystem, PlatformError } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import * as PlatformError from "effect/PlatformError"
 import { fsyncSync, lstatSync, writeSync } from "node:fs"
 
 /**

@@ -3,7 +3,7 @@
  * appended. Every line ends with a CRC-32 of what precedes it (`,"crc":"…"}`), so any altered byte,
  * even inside a string, is found rather than loaded. Journals use the same sealed lines.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { crc32 } from "node:zlib"
 
 export const format = "effect-todo-write/session"

@@ -11,7 +11,7 @@
  * exactly as written to the session file (`length` bytes). Every line is checksummed like session
  * files, the batch's own lines included, so the journal needs no second encoding of them.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import * as SessionId from "../SessionId.ts"
 import * as Format from "./Format.ts"
 import * as Owner from "./Owner.ts"

@@ -6,7 +6,18 @@
  * `checkpointBytes`, a new one takes over at once, and in the background the session files the old
  * one covers are fsynced and the old one is removed: appends never wait for a checkpoint.
  */
-import { Cause, Clock, Deferred, Effect, Exit, type FileSystem, Option, type Path, type PlatformError, Queue, Scope, Semaphore } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import type * as Path from "effect/Path"
+import type * as PlatformError from "effect/PlatformError"
+import * as Queue from "effect/Queue"
+import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import { StorageFailure } from "../SessionLogError.ts"
 import type * as BlockingIo from "./BlockingIo.ts"
 import * as Format from "./Format.ts"

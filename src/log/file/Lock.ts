@@ -9,7 +9,12 @@
  * checks before each batch that the path still names that inode: a lock deleted or replaced by hand
  * stops the holder instead of letting a second writer interleave with it.
  */
-import { Clock, Effect, type FileSystem, Option, type PlatformError, type Scope } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import type * as PlatformError from "effect/PlatformError"
+import type * as Scope from "effect/Scope"
 import { Locked, OwnershipLost, type UnsafePath } from "../SessionLogError.ts"
 import type * as BlockingIo from "./BlockingIo.ts"
 import * as Owner from "./Owner.ts"

@@ -9,7 +9,8 @@
  * Pids only mean something within one pid namespace: a session directory must not be shared between
  * machines, or containers that don't share a pid namespace.
  */
-import { Effect, type FileSystem } from "effect"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
 
 /** A process: its pid and when it started (`<boot id>:<start ticks>`), if known. */
 export interface Owner {

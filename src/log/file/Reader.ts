@@ -2,7 +2,10 @@
  * Reading a session file: a streamed scan from a position (constant memory), where a scan ends, and
  * `locate`, which finds the line of a late seq with a few small reads instead of a scan.
  */
-import { Effect, type FileSystem, type PlatformError, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import type * as PlatformError from "effect/PlatformError"
+import * as Stream from "effect/Stream"
 import { Corrupt, type InvariantViolation, type UnsafePath } from "../SessionLogError.ts"
 import * as RegularFile from "./RegularFile.ts"
 import * as Scanner from "./Scanner.ts"

@@ -4,7 +4,11 @@
  * session file is idempotent: a batch already in the file byte for byte is left alone; from the
  * first batch that isn't, the file is cut and rewritten from the journal.
  */
-import { Cause, Effect, type FileSystem, type Path, type PlatformError } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
+import type * as PlatformError from "effect/PlatformError"
 import { Corrupt, Locked, type UnsafePath } from "../SessionLogError.ts"
 import * as Format from "./Format.ts"
 import * as Journal from "./Journal.ts"

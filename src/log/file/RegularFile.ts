@@ -12,7 +12,12 @@
  * write to the session directory can do that, and such a user can already destroy its files; the
  * directory must belong to the log's user alone.
  */
-import { Effect, type FileSystem, Option, PlatformError, type Scope, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import * as PlatformError from "effect/PlatformError"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { UnsafePath } from "../SessionLogError.ts"
 
 /** What a file type is called in an error. */

@@ -7,7 +7,7 @@
  * limit, torn or not, is damage (so a run of bytes with no newline is never buffered whole); anything
  * else that is wrong is damage naming the line.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import * as SessionEvent from "../SessionEvent.ts"
 import * as Format from "./Format.ts"
 

@@ -23,7 +23,15 @@
  *
  * @since 0.2.0
  */
-import { Duration, Effect, FileSystem, Layer, Option, Path, Result, Schema, Stream } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as SessionId from "../SessionId.ts"
 import * as SessionInvariant from "../SessionInvariant.ts"
 import * as SessionLog from "../SessionLog.ts"

@@ -11,7 +11,15 @@
  * lines are announced in turn. Every line is sealed with a checksum, so a read that races a repair
  * and sees a mix of old and new bytes fails the check and is retried, never announced.
  */
-import { Deferred, Duration, Effect, Exit, type FileSystem, type Path, Queue, type Scope, Stream } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as SessionId from "../SessionId.ts"
 import * as Format from "./Format.ts"
 import * as RegularFile from "./RegularFile.ts"

@@ -13,7 +13,11 @@
  * A lone batch (no other session appending) makes its calls blocking, through `BlockingIo`, and in
  * journal mode writes and syncs the journal itself, with no hop to the committer.
  */
-import { Clock, Effect, Exit, type FileSystem, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
 import type * as SessionLog from "../SessionLog.ts"
 import { OwnershipLost } from "../SessionLogError.ts"
 import type * as BlockingIo from "./BlockingIo.ts"

@@ -13,7 +13,14 @@
  * starting theirs for long: a batch that isn't alone waits for its fsync off the thread, and the
  * other sessions' batches start meanwhile.
  */
-import { Clock, Duration, Effect, Exit, type FileSystem, type Path, Scope, Semaphore } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
+import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import type * as SessionId from "../SessionId.ts"
 import * as Format from "./Format.ts"
 import type * as JournalCommitter from "./JournalCommitter.ts"

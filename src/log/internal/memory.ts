@@ -1,7 +1,8 @@
 /**
  * The in-memory backend's primitives: each session an array of entries.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as SessionEvent from "../SessionEvent.ts"
 import type * as SessionId from "../SessionId.ts"
 import type { Backend } from "../SessionLog.ts"

@@ -4,7 +4,7 @@
  * "Unknown: FileSystem.writeAll (21)". The system error code decides the kind; the foreign error
  * itself stays the cause, for the operator's log.
  */
-import { PlatformError } from "effect"
+import * as PlatformError from "effect/PlatformError"
 import { StorageFailure, type StorageFailureKind } from "../SessionLogError.ts"
 
 const byCode: Record<string, readonly [StorageFailureKind, string]> = {

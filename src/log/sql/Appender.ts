@@ -20,8 +20,14 @@
  *
  * @since 0.2.0
  */
-import { Context, Deferred, Effect, Exit, Schedule, type Scope } from "effect"
-import { type SqlClient, SqlError } from "effect/sql"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import type * as SqlClient from "effect/sql/SqlClient"
+import * as SqlError from "effect/sql/SqlError"
 import type * as SessionLog from "../SessionLog.ts"
 import { StorageFailure } from "../SessionLogError.ts"
 

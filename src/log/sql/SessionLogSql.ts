@@ -14,8 +14,15 @@
  * @since 0.2.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Result, Schedule, Schema, Stream } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
 import type * as SessionId from "../SessionId.ts"
 import * as SessionLog from "../SessionLog.ts"
 import { InvalidOptions, InvalidPayload, SessionLogError } from "../SessionLogError.ts"

@@ -1,7 +1,7 @@
 /**
  * JSON Schema nullable unions in fewer tokens, for the strict definition every model reads.
  */
-import type { JsonSchema } from "effect"
+import type * as JsonSchema from "effect/JsonSchema"
 
 const isSchema = (u: unknown): u is JsonSchema.JsonSchema => typeof u === "object" && u !== null && !Array.isArray(u)
 

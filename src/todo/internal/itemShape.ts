@@ -2,7 +2,8 @@
  * The shape half of `todo_write`'s validation: decoding one item with the schema, strictly, and
  * turning the schema's issue tree into coded violations with messages written for the model.
  */
-import { Schema, type SchemaIssue } from "effect"
+import * as Schema from "effect/Schema"
+import type * as SchemaIssue from "effect/SchemaIssue"
 import * as Todo from "../Todo.ts"
 import * as TodoText from "../TodoText.ts"
 import type { Violation } from "../TodoWriteError.ts"
