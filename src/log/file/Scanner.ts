@@ -57,8 +57,9 @@ const decoder = new TextDecoder("utf-8", { fatal: true })
 const isPlainEnvelope = (u: unknown): u is SessionEvent.Entry => {
   if (typeof u !== "object" || u === null) return false
   const e = u as Record<string, unknown>
-  return typeof e.type === "string" && e.type.length > 0 && Number.isInteger(e.seq) && (e.seq as number) >= 0 &&
-    Number.isInteger(e.time) && "data" in e
+  // Safe integers, as the schema's `Int` requires: 1e20 is an integer to `Number.isInteger`, not to it.
+  return typeof e.type === "string" && e.type.length > 0 && Number.isSafeInteger(e.seq) && (e.seq as number) >= 0 &&
+    Number.isSafeInteger(e.time) && "data" in e
 }
 
 /**

@@ -265,6 +265,14 @@ describe("SessionLogFile", () => {
         assert.include(error.message, "repeats")
       }))
 
+    it.effect("a seq or time JSON can write but no safe integer holds is damage, as the schema says, checksum or not", () =>
+      Effect.gen(function*() {
+        for (const [from, to] of [[`"time":0`, `"time":1e20`], [`"seq":1,`, `"seq":1.5,`]] as const) {
+          const error = yield* damaged(rewritten(2, (json) => json.replace(from, to)))
+          assert.deepInclude(error.reason, { _tag: "Corrupt", line: 3 }, to)
+        }
+      }))
+
     it.effect("a file from another session id is refused", () =>
       Effect.gen(function*() {
         const error = yield* damaged(rewritten(0, (json) => json.replace(`"session":"file-session"`, `"session":"someone-else"`)))
