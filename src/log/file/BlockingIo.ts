@@ -130,3 +130,21 @@ export const fromFileSystem = (fs: FileSystem.FileSystem): Io => ({
       Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined))
     )
 })
+
+/**
+ * The calls batches make. Writes and lstats meet the page cache, not the disk: they are made in
+ * place wherever blocking calls are available, sparing a thread-pool round trip each. An fsync
+ * waits for the disk: it blocks only for a lone batch, and only if `blockWhenAlone`.
+ *
+ * @since 0.2.0
+ * @category implementations
+ */
+export const choose = (
+  fs: FileSystem.FileSystem,
+  blocking: Io | undefined,
+  blockWhenAlone: boolean
+): { readonly alone: Io; readonly shared: Io } => {
+  const pooled = fromFileSystem(fs)
+  const shared = blocking === undefined ? pooled : { ...blocking, sync: pooled.sync }
+  return { alone: blocking !== undefined && blockWhenAlone ? blocking : shared, shared }
+}

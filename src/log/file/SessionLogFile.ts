@@ -228,25 +228,16 @@ export const layerFileSystem = (
       yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
       // Acknowledged appends a dead process left only in its journal go into their files first.
       yield* Recovery.recoverAll(fs, path, directory, self).pipe(Effect.mapError(SessionLog.toError("recover")))
-      const pooled = BlockingIo.fromFileSystem(fs)
-      const blocking = yield* BlockingIo.BlockingIo
-      // Writes and lstats meet the page cache, not the disk: made in place where blocking calls are
-      // available, sparing a thread-pool round trip each. An fsync waits for the disk: it blocks
-      // only for a lone batch.
-      const inPlace = blocking === undefined ? pooled : { ...blocking, sync: pooled.sync }
+      const io = BlockingIo.choose(fs, yield* BlockingIo.BlockingIo, valid.blockingWhenAlone !== false)
       const journal = valid.journal === undefined || valid.journal === false
         ? undefined
         : yield* JournalCommitter.make(fs, path, directory, layerScope, self, {
           checkpointBytes: (typeof valid.journal === "object" ? valid.journal.checkpointBytes : undefined) ??
             4 * 1024 * 1024,
-          io: inPlace
+          io: io.shared
         }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
-      const alone: Writer.Durability = {
-        io: blocking !== undefined && valid.blockingWhenAlone !== false ? blocking : inPlace,
-        journal,
-        alone: true
-      }
-      const shared: Writer.Durability = { io: inPlace, journal, alone: false }
+      const alone: Writer.Durability = { io: io.alone, journal, alone: true }
+      const shared: Writer.Durability = { io: io.shared, journal, alone: false }
 
       const writers = yield* Writers.make({
         fs,
