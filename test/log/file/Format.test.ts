@@ -74,6 +74,8 @@ describe("Format", () => {
       assert.strictEqual(Format.seal(`{"a":{"b":1}}`), `${open},"crc":"${hex8(crc32(open))}"}\n`)
       assert.strictEqual(Format.seal(`{"a":{"b":1}}  \n`), Format.seal(`{"a":{"b":1}}`))
       assert.deepStrictEqual(JSON.parse(Format.seal(`{"a":{"b":1}}\n`)).a, { b: 1 })
+      // a brace inside the object stays, even when it isn't next to the last one
+      assert.deepStrictEqual(JSON.parse(Format.seal(`{"a":{"b":1},"c":2}`)), { a: { b: 1 }, c: 2, crc: hex8(crc32(`{"a":{"b":1},"c":2`)) })
     })
 
     it("encodeLines is the text as UTF-8", () => {
