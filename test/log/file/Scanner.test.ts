@@ -114,6 +114,13 @@ describe("Scanner", () => {
       assert.deepStrictEqual(damageOf(scan(file(whole, last))), { line: 5, detail: "seq 7 leaves a gap (expected 3)" })
     })
 
+    it("an empty line is damage, wherever the chunks are cut", () => {
+      const bytes = file(header, "\n", entry(0))
+      for (let size = 1; size <= bytes.length; size++) {
+        assert.deepStrictEqual(damageOf(scan(bytes, size)), { line: 2, detail: "no checksum at the end of the line" }, `chunks of ${size}`)
+      }
+    })
+
     it("a file that ends on a newline has no tail, and an empty file yields nothing", () => {
       assert.isFalse(scan(whole).some((item) => item._tag === "Tail"))
       assert.deepStrictEqual(scan(new Uint8Array(0)), [])
@@ -158,7 +165,9 @@ describe("Scanner", () => {
         `{"type":"x","seq":0.5,"time":0,"data":1}`,
         `{"type":"x","seq":0,"time":0.5,"data":1}`,
         `{"type":"x","seq":0,"time":"0","data":1}`,
-        `{"type":"x","seq":0,"time":0}`
+        `{"type":"x","seq":0,"time":0}`,
+        // a type that has a length but isn't a string
+        `{"type":["x"],"seq":0,"time":0,"data":1}`
       ]
       for (const json of notEnvelopes) {
         assert.deepStrictEqual(damageOf(scan(file(header, Format.seal(json)))), {
@@ -209,6 +218,11 @@ describe("Scanner", () => {
           detail: `the line is longer than ${length - 1} bytes, the most a line may hold`
         }, `chunks of ${size}`)
       }
+    })
+
+    it("nothing is read after a line over the limit, even a good line in the same chunk", () => {
+      const bytes = file(header, line, entry(1))
+      assert.deepStrictEqual(scan(bytes, bytes.length, Scanner.start, length - 1).map((item) => item._tag), ["Header", "Damage"])
     })
 
     it("a last line without a newline over the limit is damage, not a tail, and is never buffered whole", () => {
