@@ -140,14 +140,19 @@ const startsOf = (entries: ReadonlyArray<string>) => {
 }
 /** The real file system, counting reads through open files. */
 const counting = (real: FileSystem.FileSystem) => {
-  const counter = { reads: 0 }
+  const counter = { reads: 0, bytes: 0 }
   const fs = FileSystem.FileSystem.of({
     ...real,
     open: (path, options) =>
       Effect.map(real.open(path, options), (handle) =>
         Object.create(handle, {
           readAlloc: {
-            value: (n: number, o?: FileSystem.File.ReadOptions) => Effect.tap(handle.readAlloc(n, o), () => Effect.sync(() => counter.reads++))
+            value: (n: number, o?: FileSystem.File.ReadOptions) =>
+              Effect.tap(handle.readAlloc(n, o), (read) =>
+                Effect.sync(() => {
+                  counter.reads++
+                  counter.bytes += read._tag === "Some" ? read.value.length : 0
+                }))
           }
         }))
   })
@@ -168,6 +173,7 @@ describe("Reader.locate", () => {
         const { counter, fs } = counting(yield* FileSystem.FileSystem)
         let reads = 0
         let most = 0
+        counter.bytes = 0
         for (let fromSeq = 1; fromSeq < entries.length; fromSeq += 7) {
           counter.reads = 0
           const at = yield* Reader.locate(fs, file, session, fromSeq)
@@ -181,9 +187,11 @@ describe("Reader.locate", () => {
         }
         // The interpolation lands near the line: a bisection alone would take about 17 reads.
         const calls = Math.ceil((entries.length - 1) / 7)
-        // (4.5 on average and 27 at most when written: the long lines need probes that grow)
+        // (4.5 reads and 21 KiB on average, 27 reads at most when written: the long lines need probes
+        // that grow; the file is 0.5 MiB)
         assert.isAtMost(reads / calls, 6, `${reads / calls} reads on average`)
         assert.isAtMost(most, 32, `${most} reads at most`)
+        assert.isAtMost(counter.bytes / calls, 32 * 1024, `${counter.bytes / calls} bytes read on average`)
       })
     ))
 
@@ -205,6 +213,39 @@ describe("Reader.locate", () => {
       })
     ))
 
+  it.effect("lines longer than a probe: it grows its probes past them and still finds a line at or before the seq", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const file = `${directory}/long.jsonl`
+        // lines of 5 to 9 KiB: most probes land inside a line longer than themselves (the last few are
+        // short: with a last line over 4 KiB the first probe, at the tail, finds no line and it gives up)
+        const long = lines(150, (seq) => seq >= 140 ? 10 : 5000 + (seq * 613) % 4000)
+        const { starts: at } = startsOf(long)
+        yield* writeFile(file, long)
+        for (let fromSeq = 1; fromSeq < long.length; fromSeq += 3) {
+          const found = yield* Reader.locate(fs, file, session, fromSeq)
+          assert.isDefined(found, `seq ${fromSeq}`)
+          assert.isAtMost(found!.seq, fromSeq, `seq ${fromSeq}`)
+          assert.strictEqual(found!.offset, at[found!.seq], `seq ${fromSeq}: a line's start`)
+          assert.isAtMost(at[fromSeq]! - found!.offset, 4096, `seq ${fromSeq}: within a probe of its line`)
+        }
+      })
+    ))
+
+  it.effect("a file whose last line is longer than a probe: it gives up or finds a line, and never loops", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const file = `${directory}/long-tail.jsonl`
+        const tailed = [...entries.slice(0, 200), ...lines(201, (seq) => (seq === 200 ? 20_000 : 0)).slice(200)]
+        yield* writeFile(file, tailed)
+        const { starts: at } = startsOf(tailed)
+        const found = yield* Reader.locate(fs, file, session, 150)
+        assert.isTrue(found === undefined || (found.seq <= 150 && found.offset === at[found.seq]), JSON.stringify(found))
+      })
+    ))
+
   it.effect("answers nothing when it can't tell: a header of another session, a damaged line where it probes, no file", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
@@ -216,6 +257,13 @@ describe("Reader.locate", () => {
         yield* writeFile(damaged, entries.map((line, seq) => seq >= 2000 ? line.replace(`"n"`, `"m"`) : line))
         assert.isUndefined(yield* Reader.locate(fs, damaged, session, 2500))
         assert.isUndefined(yield* Reader.locate(fs, `${directory}/missing.jsonl`, session, 5))
+        // no whole first line: an empty file, a header without its newline
+        const empty = `${directory}/empty.jsonl`
+        yield* fs.writeFile(empty, new Uint8Array(0))
+        assert.isUndefined(yield* Reader.locate(fs, empty, session, 5))
+        const header = Format.headerLine(session, 0)
+        yield* fs.writeFile(empty, header.subarray(0, header.length - 1))
+        assert.isUndefined(yield* Reader.locate(fs, empty, session, 5))
       })
     ))
 })
@@ -313,6 +361,14 @@ describe("Reader.check", () => {
         assert.deepInclude(result.violation?.reason, { rule: "r", seq: 2 })
         const whole = yield* Reader.check(fs, file, session, 1024, () => undefined)
         assert.deepStrictEqual(whole, { events: 6, tornTailBytes: 4, violation: undefined })
+        // a violation in a later chunk (the file is read 256 KiB at a time) doesn't replace the first
+        const big = `${directory}/big.jsonl`
+        const many = lines(2000, () => 200)
+        yield* writeFile(big, many)
+        const first = yield* Reader.check(fs, big, session, 1024, (_type, _data, seq) =>
+          seq === 2 || seq === 1999 ? new InvariantViolation({ rule: "r", seq, detail: "no" }) : undefined)
+        assert.deepInclude(first.violation?.reason, { seq: 2 })
+        assert.strictEqual(first.violation?.line, 4)
       })
     ))
 })
