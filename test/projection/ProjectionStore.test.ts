@@ -321,8 +321,11 @@ describe("ProjectionStore: todos", () => {
           })
         return yield* body(log, kv, reopen)
       }).pipe(
-        Effect.provide(Layer.merge(TodoEvents.layerChecked.pipe(Layer.provideMerge(SessionLog.layerMemory)), KeyValueStore.layerMemory)),
-        Effect.provide(Logger.layer([capture]))
+        Effect.provide(Layer.mergeAll(
+          TodoEvents.layerChecked.pipe(Layer.provideMerge(SessionLog.layerMemory)),
+          KeyValueStore.layerMemory,
+          Logger.layer([capture])
+        ))
       )
 
     const writes = (log: SessionLog.Service, n: number) =>
