@@ -203,17 +203,15 @@ const make = (checkpoints: Checkpoints | undefined) =>
         )
       })
 
-    /** Applies what was committed since the cell's seq; answers whether anything was applied. */
+    /** Applies what was committed since the cell's seq. */
     const catchUp = <S>(projection: Projection<S>, session: SessionId, cell: Cell<S>) =>
       Effect.gen(function*() {
-        const before = cell.next
         if (cell.next < 0) {
           yield* load(projection, session, cell)
         } else {
           Object.assign(cell, yield* fold(projection, session, cell.next, cell.state, cell.last))
         }
         yield* save(projection, session, cell)
-        return cell.next !== before
       }).pipe(cell.lock.withPermit)
 
     const get = <S>(projection: Projection<S>, session: SessionId) => {

@@ -81,4 +81,117 @@ describe("TodoValidation messages", () => {
         "todos[0], todos[1] and todos[2] are all in_progress; only one may be: keep one in_progress and set the others to pending or completed" }
     ])
   })
+
+  // Second pass (2026-12-01): the messages and orders the rewrite's survivors showed unasserted.
+
+  it("content of only invisible characters says so, apart from empty content", () => {
+    assert.deepStrictEqual(rejected(policy(), { todos: [item("\u200b\u200b")] }), [
+      { code: "empty_content", path: ["todos", 0, "content"], message: "content shows nothing: it holds only invisible characters" }
+    ])
+  })
+
+  it("an unpaired surrogate and a control character are named, each in its own violation", () => {
+    const violations = rejected(policy(), { todos: [item("a\ud800b\u0007")] })
+    assert.deepStrictEqual(violations.map(({ code, path }) => ({ code, path })), [
+      { code: "invalid_unicode", path: ["todos", 0, "content"] },
+      { code: "control_character", path: ["todos", 0, "content"] }
+    ])
+    assert.match(violations[0]!.message, /^content contains .*D800.*, an unpaired surrogate: not valid text$/)
+    assert.match(violations[1]!.message, /^content contains .*0007.*, a control character: write one line of plain text$/)
+    const evidence = rejected(policy(), { todos: [{ ...item("a", "completed"), evidence: "ok\udc00" }] })
+    assert.deepStrictEqual(evidence.map(({ code, path }) => ({ code, path })), [{ code: "invalid_unicode", path: ["todos", 0, "evidence"] }])
+    assert.match(evidence[0]!.message, /^evidence contains .*DC00.*, an unpaired surrogate/)
+  })
+
+  it("evidence on an item that isn't completed names its status; a completed item without it, when required", () => {
+    assert.deepStrictEqual(rejected(policy(), { todos: [{ ...item("a", "pending"), evidence: "ok" }] }), [
+      {
+        code: "evidence_not_completed",
+        path: ["todos", 0, "evidence"],
+        message: "evidence belongs only on a completed item; this one is pending: remove it, or mark the item completed"
+      }
+    ])
+    assert.deepStrictEqual(rejected(policy({ requireCompletedEvidence: true }), { todos: [item("a", "completed")] }), [
+      {
+        code: "missing_evidence",
+        path: ["todos", 0, "evidence"],
+        message: "a completed item needs evidence: one line naming the check that passed or the artifact that proves it"
+      }
+    ])
+  })
+
+  it("evidence on an item whose status didn't decode is not judged against that status", () => {
+    assert.deepStrictEqual(rejected(policy(), { todos: [{ ...item("a", "done"), evidence: "ok" }] }).map(({ code, path }) => ({ code, path })), [
+      { code: "invalid_status", path: ["todos", 0, "status"] }
+    ])
+  })
+
+  it("the rules run over the fields that decoded, whatever else is wrong with the item", () => {
+    const violations = rejected(policy({ requireCompletedEvidence: true }), {
+      todos: [{ content: 5, status: "pending", evidence: "  " }, { content: 5, status: "completed", evidence: "proof" }]
+    })
+    assert.deepStrictEqual(violations.map(({ code, path }) => ({ code, path })), [
+      { code: "invalid_type", path: ["todos", 0, "content"] },
+      { code: "empty_evidence", path: ["todos", 0, "evidence"] },
+      { code: "evidence_not_completed", path: ["todos", 0, "evidence"] },
+      // the evidence given is seen: not reported missing
+      { code: "invalid_type", path: ["todos", 1, "content"] }
+    ])
+  })
+
+  it("an item's problems come in the order of its keys as sent; a missing key's come last", () => {
+    const violations = rejected(policy(), { todos: [{ evidence: "", status: "done" }] })
+    assert.deepStrictEqual(violations.map(({ code, path }) => ({ code, path })), [
+      { code: "empty_evidence", path: ["todos", 0, "evidence"] },
+      { code: "invalid_status", path: ["todos", 0, "status"] },
+      { code: "missing_key", path: ["todos", 0, "content"] }
+    ])
+  })
+
+  it("too many in_progress: five are all named; past five, the first five and how many more", () => {
+    const inProgress = (n: number) => Array.from({ length: n }, (_, i) => item(`step ${i}`, "in_progress"))
+    assert.deepStrictEqual(rejected(policy(), { todos: inProgress(5) }).map((v) => v.message), [
+      "todos[0], todos[1], todos[2], todos[3] and todos[4] are all in_progress; only one may be: keep one in_progress and set the others to pending or completed"
+    ])
+    assert.deepStrictEqual(rejected(policy(), { todos: inProgress(7) }).map((v) => v.message), [
+      "todos[0], todos[1], todos[2], todos[3], todos[4] and 2 more are all in_progress; only one may be: keep one in_progress and set the others to pending or completed"
+    ])
+    assert.deepStrictEqual(rejected(policy(), { todos: inProgress(2) }).map((v) => v.message), [
+      "todos[0] and todos[1] are both in_progress; only one may be: keep one in_progress and set the others to pending or completed"
+    ])
+  })
+
+  it("arguments that aren't an object, todos that isn't an array, todos missing", () => {
+    assert.deepStrictEqual(rejected(policy(), [1]), [
+      { code: "invalid_type", path: [], message: `the arguments must be an object {"todos": [...]}; got an array` }
+    ])
+    assert.deepStrictEqual(rejected(policy(), { todos: 5 }), [
+      { code: "invalid_type", path: ["todos"], message: "todos must be an array of items; got 5" }
+    ])
+    assert.deepStrictEqual(rejected(policy(), {}), [
+      { code: "missing_key", path: ["todos"], message: "todos is missing: send the ENTIRE list as todos" }
+    ])
+  })
+
+  it("arguments over the byte bound: refused as a whole; too many items is said only past the bound", () => {
+    const small = policy({ maxItems: 2, maxContentLength: 10 })
+    const bound = TodoValidation.maxArgumentBytes(small)
+    const big = "x".repeat(bound)
+    assert.deepStrictEqual(rejected(small, { todos: [item(big), item("b")] }), [
+      {
+        code: "arguments_too_large",
+        path: [],
+        message: `the arguments exceed ${bound} bytes, more than any valid list needs (2 items of 10 characters at most); nothing else was checked`
+      }
+    ])
+    assert.deepStrictEqual(rejected(small, { todos: [item(big), item("b"), item("c")] }).map(({ code }) => code), [
+      "too_many_items",
+      "arguments_too_large"
+    ])
+  })
+
+  it("an item that isn't a plain object (another prototype) is decoded by the schema, and accepted", () => {
+    const result = TodoValidation.validate(policy(), { todos: [Object.assign(Object.create({ inherited: true }), item(" a "))] })
+    assert.deepStrictEqual(Result.getOrThrow(result), [{ content: "a", status: "pending" }])
+  })
 })
