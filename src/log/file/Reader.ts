@@ -124,11 +124,13 @@ export const locate = (fs: FileSystem.FileSystem, path: string, session: string,
     let aimPast = false
     let pair = 0
     let pairWidth = size
+    // How far before the end the first probe starts: further back while the last line is longer.
+    let tailBytes = probeBytes
     while (hi - lo.offset > probeBytes) {
       const width = hi - lo.offset
       let guess: number
       if (hiSeq === undefined) {
-        guess = Math.max(lo.offset, size - probeBytes) // first, the tail: it anchors the interpolation
+        guess = Math.max(lo.offset, size - tailBytes) // first, the tail: it anchors the interpolation
       } else if (pair === 2 && width > pairWidth / 2) {
         guess = lo.offset + Math.floor(width / 2)
         pair = 0
@@ -143,7 +145,12 @@ export const locate = (fs: FileSystem.FileSystem, path: string, session: string,
       }
       const found = yield* lineAt(guess, true)
       if (found === undefined || found.start >= hi) {
-        if (hiSeq === undefined) return undefined
+        if (hiSeq === undefined) {
+          // The last line is longer than the tail probe: anchor further back, up to the header.
+          if (guess <= lo.offset) return undefined
+          tailBytes *= 8
+          continue
+        }
         hi = guess // no whole line begins between `guess` and `hi`: look earlier
         aimPast = false
         continue
@@ -181,6 +188,8 @@ export const check = (
       Stream.takeWhile(() => violation === undefined),
       Stream.runForEach((item) =>
         Effect.sync(() => {
+          // `takeWhile` stops between chunks; within one, what follows the first violation is not read.
+          if (violation !== undefined) return
           if (item._tag === "Tail") tornTailBytes = item.length
           if (item._tag !== "Entry") return
           events++

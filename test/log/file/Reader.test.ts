@@ -247,9 +247,8 @@ describe("Reader.locate", () => {
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const file = `${directory}/long.jsonl`
-        // lines of 5 to 9 KiB: most probes land inside a line longer than themselves (the last few are
-        // short: with a last line over 4 KiB the first probe, at the tail, finds no line and it gives up)
-        const long = lines(150, (seq) => seq >= 140 ? 10 : 5000 + (seq * 613) % 4000)
+        // lines of 5 to 9 KiB, the last one included: most probes land inside a line longer than themselves
+        const long = lines(150, (seq) => 5000 + (seq * 613) % 4000)
         const { starts: at } = startsOf(long)
         yield* writeFile(file, long)
         for (let fromSeq = 1; fromSeq < long.length; fromSeq += 3) {
@@ -262,7 +261,7 @@ describe("Reader.locate", () => {
       })
     ))
 
-  it.effect("a file whose last line is longer than a probe: it gives up or finds a line, and never loops", () =>
+  it.effect("a file whose last line is longer than a probe: its tail probe reaches further back, and it finds the line", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
@@ -270,8 +269,13 @@ describe("Reader.locate", () => {
         const tailed = [...entries.slice(0, 200), ...lines(201, (seq) => (seq === 200 ? 20_000 : 0)).slice(200)]
         yield* writeFile(file, tailed)
         const { starts: at } = startsOf(tailed)
-        const found = yield* Reader.locate(fs, file, session, 150)
-        assert.isTrue(found === undefined || (found.seq <= 150 && found.offset === at[found.seq]), JSON.stringify(found))
+        for (const fromSeq of [150, 199, 200, 250]) {
+          const found = yield* Reader.locate(fs, file, session, fromSeq)
+          assert.isDefined(found, `seq ${fromSeq}: a read from a late seq must not scan the whole file`)
+          assert.isAtMost(found!.seq, fromSeq)
+          assert.strictEqual(found!.offset, at[found!.seq])
+          assert.isAtMost(at[Math.min(fromSeq, 200)]! - found!.offset, 4096, `seq ${fromSeq}: within a probe of its line`)
+        }
       })
     ))
 
@@ -376,8 +380,6 @@ describe("Reader.scanToEnd", () => {
 describe("Reader.check", () => {
   const entries = lines(6, () => 3)
 
-  // Not asserted here: which violation is reported when two fall in one chunk, and how many entries
-  // are counted after one (see scratch/mutation/README.md: the last one in the chunk wins today).
   it.effect("reports a violation with its line, and on a file that holds, every entry and the torn tail", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
@@ -388,6 +390,14 @@ describe("Reader.check", () => {
           seq === 2 ? new InvariantViolation({ rule: "r", seq, detail: "no" }) : undefined)
         assert.strictEqual(result.violation?.line, 4)
         assert.deepInclude(result.violation?.reason, { rule: "r", seq: 2 })
+        // Two in one chunk: the first is reported, and reading stops there.
+        const two = yield* Reader.check(fs, file, session, 1024, (_type, _data, seq) =>
+          seq === 2 || seq === 4 ? new InvariantViolation({ rule: "r", seq, detail: "no" }) : undefined)
+        assert.deepStrictEqual({ line: two.violation?.line, seq: two.violation?.reason.seq, events: two.events }, {
+          line: 4,
+          seq: 2,
+          events: 3
+        }, "verify names the first violation's line, and counts the events up to it")
         const whole = yield* Reader.check(fs, file, session, 1024, () => undefined)
         assert.deepStrictEqual(whole, { events: 6, tornTailBytes: 4, violation: undefined })
         // a violation in a later chunk (the file is read 256 KiB at a time) doesn't replace the first
