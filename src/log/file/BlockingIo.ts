@@ -89,13 +89,18 @@ export const node: Io = {
   write: (file, path, bytes) => {
     const fd = descriptorOf(file)
     if (fd === undefined) return file.writeAll(bytes)
-    return Effect.try({
-      try: () => {
-        let written = 0
-        while (written < bytes.length) written += writeSync(fd, bytes, written)
-      },
-      catch: systemError("writeAll", "write", path)
-    })
+    return Effect.flatMap(
+      Effect.try({
+        try: () => {
+          let written = 0
+          for (let n = 1; written < bytes.length && n > 0; written += n) n = writeSync(fd, bytes, written)
+          return written
+        },
+        catch: systemError("writeAll", "write", path)
+      }),
+      // A write that makes no progress would otherwise spin, holding the thread.
+      (written) => written < bytes.length ? Effect.fail(systemError("writeAll", "write", path)(new Error("wrote 0 bytes"))) : Effect.void
+    )
   },
   sync: (file, path) => {
     const fd = descriptorOf(file)
@@ -105,7 +110,10 @@ export const node: Io = {
     Effect.try({
       try: () => {
         const info = lstatSync(path, { bigint: true, throwIfNoEntry: false })
-        return info === undefined ? undefined : { dev: info.dev, ino: info.ino, size: info.size }
+        // Node's bigint stats are signed 64-bit; FileSystem's are unsigned, as device and inode numbers are.
+        return info === undefined
+          ? undefined
+          : { dev: BigInt.asUintN(64, info.dev), ino: BigInt.asUintN(64, info.ino), size: info.size }
       },
       catch: systemError("lstat", "lstat", path)
     })
@@ -134,7 +142,8 @@ export const fromFileSystem = (fs: FileSystem.FileSystem): Io => ({
 /**
  * The calls batches make. Writes and lstats meet the page cache, not the disk: they are made in
  * place wherever blocking calls are available, sparing a thread-pool round trip each. An fsync
- * waits for the disk: it blocks only for a lone batch, and only if `blockWhenAlone`.
+ * waits for the disk: it blocks only for a lone batch. Unless `mayBlock`, every call goes through
+ * the thread pool.
  *
  * @since 0.2.0
  * @category implementations
@@ -142,9 +151,9 @@ export const fromFileSystem = (fs: FileSystem.FileSystem): Io => ({
 export const choose = (
   fs: FileSystem.FileSystem,
   blocking: Io | undefined,
-  blockWhenAlone: boolean
+  mayBlock: boolean
 ): { readonly alone: Io; readonly shared: Io } => {
   const pooled = fromFileSystem(fs)
-  const shared = blocking === undefined ? pooled : { ...blocking, sync: pooled.sync }
-  return { alone: blocking !== undefined && blockWhenAlone ? blocking : shared, shared }
+  if (blocking === undefined || !mayBlock) return { alone: pooled, shared: pooled }
+  return { alone: blocking, shared: { ...blocking, sync: pooled.sync } }
 }

@@ -92,6 +92,14 @@ export const Options = Schema.Struct({
    */
   idleWriterTimeout: Schema.optional(DurationInput),
   /**
+   * Whether the log may make blocking calls on the calling thread (default true): writes and
+   * `lstat`s always (they meet the page cache, not the disk), and the fsync of an append made while
+   * no other session is appending, for about the latency of a bare write + fsync. Concurrent
+   * sessions' fsyncs always go through the thread pool (or the journal). `false`: every call goes
+   * through the thread pool, for a process where nothing may hold the event loop.
+   */
+  blocking: Schema.optional(Schema.Boolean),
+  /**
    * Watch the directory for commits other processes make, so that `subscribe` (and so
    * `ProjectionStore.changes`) carries them too, each entry once, in seq order per session: one
    * watch on the directory, a poll of the files' sizes as a safety net (every `pollInterval`,
@@ -99,13 +107,6 @@ export const Options = Schema.Struct({
    * `fallbackPollInterval`, default 200 ms). Off by default: it costs a descriptor and a wakeup on
    * every write to the directory, which a process that only appends doesn't need.
    */
-  /**
-   * Whether an append made while no other session is appending may block the thread on its fsync
-   * (default true): a system call instead of a round trip through the thread pool, for about the
-   * latency of a bare write + fsync. Concurrent sessions' fsyncs always go through the thread pool
-   * (or the journal). Turn it off where nothing may hold the event loop for an fsync.
-   */
-  blockingWhenAlone: Schema.optional(Schema.Boolean),
   watch: Schema.optional(Schema.Union([
     Schema.Boolean,
     Schema.Struct({ pollInterval: Schema.optional(DurationInput), fallbackPollInterval: Schema.optional(DurationInput) })
@@ -228,7 +229,7 @@ export const layerFileSystem = (
       yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
       // Acknowledged appends a dead process left only in its journal go into their files first.
       yield* Recovery.recoverAll(fs, path, directory, self).pipe(Effect.mapError(SessionLog.toError("recover")))
-      const io = BlockingIo.choose(fs, yield* BlockingIo.BlockingIo, valid.blockingWhenAlone !== false)
+      const io = BlockingIo.choose(fs, yield* BlockingIo.BlockingIo, valid.blocking !== false)
       const journal = valid.journal === undefined || valid.journal === false
         ? undefined
         : yield* JournalCommitter.make(fs, path, directory, layerScope, self, {

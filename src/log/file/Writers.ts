@@ -9,9 +9,9 @@
  * at all started within `contentionWindowMs`, or the last `aloneAfterBatches` batches were all this
  * session's. A lone batch may block the thread on its fsync (see `BlockingIo`); batches of sessions
  * appending concurrently go through the thread pool, where their fsyncs (or their shared journal's)
- * overlap. A session that keeps the thread busy with blocking batches can't keep others from
- * starting theirs for long: a batch that isn't alone waits for its fsync off the thread, and the
- * other sessions' batches start meanwhile.
+ * overlap. A lone batch first yields one turn of the scheduler, so that appends already on their way
+ * queue behind it (one batch for a burst, not one blocking fsync each) and other sessions' batches
+ * start.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -126,7 +126,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           const alone = inFlight === 1 && (now - lastStarted >= contentionWindowMs || inARow > aloneAfterBatches)
           lastSession = session
           lastStarted = now
-          return f(entry.writer, alone)
+          if (!alone) return f(entry.writer, false)
+          // Before blocking the thread, one turn of the scheduler: appends already on their way (a burst
+          // to this session, another session's) arrive meanwhile, so they queue behind this batch and
+          // go into the next one together, or make this one count as contended.
+          return Effect.andThen(Effect.yieldNow, Effect.suspend(() => f(entry.writer, inFlight === 1)))
         }).pipe(
           Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) =>
             Effect.sync(() => {

@@ -253,6 +253,39 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
         assert.strictEqual(pooledLate.length, 0, "once alone, no batch waited on the thread pool for its fsync")
       })
 
+    const burst = (journal: boolean) =>
+      Effect.gen(function*() {
+        const session = SessionId.decodeSync("burst")
+        const { events, directory } = yield* recorded(journal ? { journal: true } : {}, (_, append, recorder, dir) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < 12; i++) yield* append(session, { i }) // alone by now
+            recorder.record({ path: dir, op: "mark", flag: "burst" })
+            yield* Effect.forEach(Array.from({ length: 50 }, (_, i) => i), (i) => append(session, { burst: i }), {
+              concurrency: "unbounded",
+              discard: true
+            })
+          }))
+        const from = events.findIndex((e) => e.op === "mark" && e.flag === "burst")
+        const durableIn = journal ? isJournal : (path: string) => path === join(directory, "burst.jsonl")
+        const syncs = events.slice(from).filter((e) => e.op === "sync" && durableIn(e.path)).length
+        assert.strictEqual(assertAcknowledgedAfterSync(events, journal), 62)
+        assert.isAtMost(syncs, 3, `${syncs} fsyncs for a burst of 50 appends to a lone session: they were not grouped`)
+      })
+
+    it.effect("a burst to a lone session is still grouped (fsync per file)", () => burst(false))
+    it.effect("a burst to a lone session is still grouped (journal mode)", () => burst(true))
+
+    it.effect("blocking: false: no call is made on the calling thread", () =>
+      Effect.gen(function*() {
+        const session = SessionId.decodeSync("pooled")
+        const { events } = yield* recorded({ blocking: false }, (_, append) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < 20; i++) yield* append(session, { i })
+          }))
+        assert.strictEqual(assertAcknowledgedAfterSync(events, false), 20)
+        assert.deepStrictEqual(events.filter((e) => e.blocking === true).map((e) => e.op), [])
+      }))
+
     it.effect("fsync per file", () => alone(false))
     it.effect("journal mode: the lone batch writes and syncs the journal itself", () => alone(true))
 
