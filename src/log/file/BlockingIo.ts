@@ -15,6 +15,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
 import * as PlatformError from "effect/PlatformError"
 import { fsyncSync, lstatSync, writeSync } from "node:fs"
 
@@ -29,6 +30,15 @@ export interface Identity {
   readonly ino: bigint | undefined
   readonly size: bigint
 }
+
+/**
+ * Whether what is at a path is the file a handle was opened on (`file.stat`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const isFile = (found: Identity, opened: FileSystem.File.Info): boolean =>
+  found.dev === opened.dev && found.ino === Option.getOrUndefined(opened.ino)
 
 /**
  * The calls a batch makes.
@@ -132,7 +142,7 @@ export const fromFileSystem = (fs: FileSystem.FileSystem): Io => ({
     fs.lstat(path).pipe(
       Effect.map((info): Identity | undefined => ({
         dev: info.dev,
-        ino: info.ino._tag === "Some" ? info.ino.value : undefined,
+        ino: Option.getOrUndefined(info.ino),
         size: BigInt(info.size)
       })),
       Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined))

@@ -16,7 +16,7 @@ import * as Option from "effect/Option"
 import type * as PlatformError from "effect/PlatformError"
 import type * as Scope from "effect/Scope"
 import { Locked, OwnershipLost, type UnsafePath } from "../SessionLogError.ts"
-import type * as BlockingIo from "./BlockingIo.ts"
+import * as BlockingIo from "./BlockingIo.ts"
 import * as Owner from "./Owner.ts"
 import * as RegularFile from "./RegularFile.ts"
 
@@ -94,14 +94,13 @@ export const acquire = (
             Effect.ignore
           )
         )
-        const ino = Option.getOrUndefined(mine.ino)
         return {
           path,
           check: (io) =>
             Effect.flatMap(io.lstat(path), (found) =>
               found === undefined
                 ? Effect.fail(new OwnershipLost({ path, detail: "was removed while this process held it" }))
-                : found.dev === mine.dev && found.ino === ino
+                : BlockingIo.isFile(found, mine)
                 ? Effect.void
                 : Effect.fail(new OwnershipLost({ path, detail: "was replaced while this process held it" })))
         } satisfies Held

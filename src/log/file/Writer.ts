@@ -17,10 +17,9 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
-import * as Option from "effect/Option"
 import type * as SessionLog from "../SessionLog.ts"
 import { OwnershipLost } from "../SessionLogError.ts"
-import type * as BlockingIo from "./BlockingIo.ts"
+import * as BlockingIo from "./BlockingIo.ts"
 import * as Format from "./Format.ts"
 import type * as JournalCommitter from "./JournalCommitter.ts"
 import type * as Lock from "./Lock.ts"
@@ -126,7 +125,7 @@ const displaced = (io: BlockingIo.Io, writer: Writer, end: number) =>
     Effect.map((found) =>
       found === undefined
         ? "was deleted while this process appended to it"
-        : found.dev !== writer.opened.dev || found.ino !== Option.getOrUndefined(writer.opened.ino)
+        : !BlockingIo.isFile(found, writer.opened)
         ? "was replaced or moved while this process appended to it"
         : Number(found.size) !== end
         ? `ends at byte ${Number(found.size)}, not ${end}: another process appended to it (was its lock removed?)`
