@@ -10,13 +10,13 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import { createConnection } from "node:net"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
 import * as SessionLogSql from "../../src/log/sql/SessionLogSql.ts"
+import * as Postgres from "../../test/support/Postgres.ts"
 import { type Comparison, compare, median, percentile } from "./harness.ts"
 
-const url = process.env.PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+const url = process.env.PG_URL ?? Postgres.defaultUrl
 const rounds = 5
 const oneSession = 100
 const sessions = 128
@@ -27,18 +27,8 @@ const payload = {
 }
 const json = JSON.stringify(payload)
 
-const reachable = () =>
-  new Promise<boolean>((resolve) => {
-    const { hostname, port } = new URL(url)
-    const socket = createConnection({ host: hostname, port: Number(port || 5432) })
-    socket.setTimeout(2000)
-    socket.once("connect", () => (socket.destroy(), resolve(true)))
-    socket.once("error", () => resolve(false))
-    socket.once("timeout", () => (socket.destroy(), resolve(false)))
-  })
-
 export const run = async (): Promise<ReadonlyArray<Comparison>> => {
-  if (!(await reachable())) {
+  if (!(await Postgres.reachable(url))) {
     console.error(`sqlAppend: SKIPPED, no PostgreSQL server at ${url} (set PG_URL, or start one)`)
     return []
   }

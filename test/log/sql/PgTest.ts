@@ -8,19 +8,12 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { createConnection } from "node:net"
 import * as SessionLogSql from "../../../src/log/sql/SessionLogSql.ts"
+import * as Postgres from "../../support/Postgres.ts"
 
-export const url = process.env.PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+export const url = process.env.PG_URL ?? Postgres.defaultUrl
 
-const reachable = await new Promise<boolean>((resolve) => {
-  const { hostname, port } = new URL(url)
-  const socket = createConnection({ host: hostname, port: Number(port || 5432) })
-  socket.setTimeout(2000)
-  socket.once("connect", () => (socket.destroy(), resolve(true)))
-  socket.once("error", () => resolve(false))
-  socket.once("timeout", () => (socket.destroy(), resolve(false)))
-})
+const reachable = await Postgres.reachable(url)
 
 export const inCi = process.env.CI === "true"
 /** Why the SQL tests don't run here, or `undefined` when they do. */
