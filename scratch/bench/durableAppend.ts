@@ -49,7 +49,7 @@ const sqlite = (file: string) => {
   return { db, insert: (session: string, seq: number) => insert.run(session, seq, "todo/write", 0, json) }
 }
 
-const latency = async (root: string, journal: boolean): Promise<ReadonlyArray<Comparison>> => {
+export const latency = async (root: string, journal: boolean): Promise<ReadonlyArray<Comparison>> => {
   const mode = journal ? "journal" : "fsync per file"
   const runtime = fileLog(join(root, `lone-${journal}`), journal)
   const id = SessionId.decodeSync("lone")
