@@ -6,6 +6,11 @@
  * makes those calls blocking, as SQLite does; while sessions append concurrently it goes through the
  * thread pool, so that their fsyncs overlap and the event loop stays free.
  *
+ * Two shapes: `Io`, calls as effects (through `FileSystem`, or blocking ones made in place), for
+ * batches that go through the thread pool; and `Blocking`, plain calls that answer at once with
+ * their failure as a value, so that a lone batch runs start to end as one synchronous step, without
+ * an effect per call.
+ *
  * `BlockingIo` is the implementation the file log uses when it may block: Node's synchronous calls
  * by default; `undefined` turns blocking calls off (lone appends then go through `FileSystem` too);
  * tests provide one that records or fails.
@@ -17,7 +22,8 @@ import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import * as PlatformError from "effect/PlatformError"
-import { fsyncSync, lstatSync, writeSync } from "node:fs"
+import * as Result from "effect/Result"
+import { fsyncSync, ftruncateSync, lstatSync, writeSync } from "node:fs"
 
 /**
  * Where a path leads, not following a link: the identity of the file and its size.
@@ -60,12 +66,34 @@ export interface Io {
 }
 
 /**
- * The blocking calls the file log makes for a lone batch; `undefined` for none.
+ * Blocking calls on a file's descriptor, on the calling thread: each answers once the system call
+ * returns, with its failure as a value (`undefined`: done).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Blocking {
+  /**
+   * Writes all of `bytes` at the end of the file open for appending (`a`, `ax`) on `fd`: a file
+   * opened otherwise keeps its own position, which a blocking write would not follow. `path` names
+   * it in errors.
+   */
+  readonly write: (fd: number, path: string, bytes: Uint8Array) => PlatformError.PlatformError | undefined
+  /** Makes what was written to the file on `fd` durable (fsync). */
+  readonly sync: (fd: number, path: string) => PlatformError.PlatformError | undefined
+  /** Cuts the file on `fd` to `length` bytes. */
+  readonly truncate: (fd: number, path: string, length: number) => PlatformError.PlatformError | undefined
+  /** What is at `path`, without following a link; `undefined` when nothing is. */
+  readonly lstat: (path: string) => Result.Result<Identity | undefined, PlatformError.PlatformError>
+}
+
+/**
+ * The blocking calls the file log makes; `undefined` for none.
  *
  * @since 0.2.0
  * @category references
  */
-export const BlockingIo = Context.Reference<Io | undefined>("effect-todo-write/file/BlockingIo", {
+export const BlockingIo = Context.Reference<Blocking | undefined>("effect-todo-write/file/BlockingIo", {
   defaultValue: () => node
 })
 
@@ -84,50 +112,81 @@ const systemError = (method: string, syscall: string, pathOrDescriptor: string) 
 
 /**
  * The descriptor of a file opened by Node's `FileSystem`, which keeps it as `fd`; a file without one
- * (another platform's) is written through `FileSystem`.
+ * (another platform's) can't take blocking calls and goes through `FileSystem`.
+ *
+ * @since 0.2.0
+ * @category models
  */
-const descriptorOf = (file: FileSystem.File): number | undefined =>
+export const descriptorOf = (file: FileSystem.File): number | undefined =>
   "fd" in file && typeof file.fd === "number" ? file.fd : undefined
 
 /**
- * Node's synchronous calls on the file's descriptor.
+ * Node's synchronous calls.
  *
  * @since 0.2.0
  * @category implementations
  */
-export const node: Io = {
+export const node: Blocking = {
+  write: (fd, path, bytes) => {
+    let written = 0
+    try {
+      for (let n = 1; written < bytes.length && n > 0; written += n) n = writeSync(fd, bytes, written)
+    } catch (cause) {
+      return systemError("writeAll", "write", path)(cause)
+    }
+    // A write that makes no progress would otherwise spin, holding the thread.
+    return written < bytes.length ? systemError("writeAll", "write", path)(new Error("wrote 0 bytes")) : undefined
+  },
+  sync: (fd, path) => {
+    try {
+      fsyncSync(fd)
+      return undefined
+    } catch (cause) {
+      return systemError("sync", "fsync", path)(cause)
+    }
+  },
+  truncate: (fd, path, length) => {
+    try {
+      ftruncateSync(fd, length)
+      return undefined
+    } catch (cause) {
+      return systemError("truncate", "ftruncate", path)(cause)
+    }
+  },
+  lstat: (path) => {
+    try {
+      const info = lstatSync(path, { bigint: true, throwIfNoEntry: false })
+      // Node's bigint stats are signed 64-bit; FileSystem's are unsigned, as device and inode numbers are.
+      return Result.succeed(
+        info === undefined ? undefined : { dev: BigInt.asUintN(64, info.dev), ino: BigInt.asUintN(64, info.ino), size: info.size }
+      )
+    } catch (cause) {
+      return Result.fail(systemError("lstat", "lstat", path)(cause))
+    }
+  }
+}
+
+const done = (error: PlatformError.PlatformError | undefined): Effect.Effect<void, PlatformError.PlatformError> =>
+  error === undefined ? Effect.void : Effect.fail(error)
+
+/**
+ * Blocking calls as an `Io`, made in place when the effect runs; a file without a descriptor goes
+ * through `pooled`.
+ *
+ * @since 0.2.0
+ * @category implementations
+ */
+export const inPlace = (blocking: Blocking, pooled: Io): Io => ({
   write: (file, path, bytes) => {
     const fd = descriptorOf(file)
-    if (fd === undefined) return file.writeAll(bytes)
-    return Effect.flatMap(
-      Effect.try({
-        try: () => {
-          let written = 0
-          for (let n = 1; written < bytes.length && n > 0; written += n) n = writeSync(fd, bytes, written)
-          return written
-        },
-        catch: systemError("writeAll", "write", path)
-      }),
-      // A write that makes no progress would otherwise spin, holding the thread.
-      (written) => written < bytes.length ? Effect.fail(systemError("writeAll", "write", path)(new Error("wrote 0 bytes"))) : Effect.void
-    )
+    return fd === undefined ? pooled.write(file, path, bytes) : Effect.suspend(() => done(blocking.write(fd, path, bytes)))
   },
   sync: (file, path) => {
     const fd = descriptorOf(file)
-    return fd === undefined ? file.sync : Effect.try({ try: () => fsyncSync(fd), catch: systemError("sync", "fsync", path) })
+    return fd === undefined ? pooled.sync(file, path) : Effect.suspend(() => done(blocking.sync(fd, path)))
   },
-  lstat: (path) =>
-    Effect.try({
-      try: () => {
-        const info = lstatSync(path, { bigint: true, throwIfNoEntry: false })
-        // Node's bigint stats are signed 64-bit; FileSystem's are unsigned, as device and inode numbers are.
-        return info === undefined
-          ? undefined
-          : { dev: BigInt.asUintN(64, info.dev), ino: BigInt.asUintN(64, info.ino), size: info.size }
-      },
-      catch: systemError("lstat", "lstat", path)
-    })
-}
+  lstat: (path) => Effect.suspend(() => Effect.fromResult(blocking.lstat(path)))
+})
 
 /**
  * The same calls through `FileSystem`: each a round trip through the thread pool.
@@ -152,18 +211,18 @@ export const fromFileSystem = (fs: FileSystem.FileSystem): Io => ({
 /**
  * The calls batches make. Writes and lstats meet the page cache, not the disk: they are made in
  * place wherever blocking calls are available, sparing a thread-pool round trip each. An fsync
- * waits for the disk: it blocks only for a lone batch. Unless `mayBlock`, every call goes through
- * the thread pool.
+ * waits for the disk: it blocks only for a lone batch, which makes all its calls through `alone`.
+ * Unless `mayBlock`, there is no `alone`, and every call goes through the thread pool.
  *
  * @since 0.2.0
  * @category implementations
  */
 export const choose = (
   fs: FileSystem.FileSystem,
-  blocking: Io | undefined,
+  blocking: Blocking | undefined,
   mayBlock: boolean
-): { readonly alone: Io; readonly shared: Io } => {
+): { readonly alone: Blocking | undefined; readonly shared: Io } => {
   const pooled = fromFileSystem(fs)
-  if (blocking === undefined || !mayBlock) return { alone: pooled, shared: pooled }
-  return { alone: blocking, shared: { ...blocking, sync: pooled.sync } }
+  if (blocking === undefined || !mayBlock) return { alone: undefined, shared: pooled }
+  return { alone: blocking, shared: { ...inPlace(blocking, pooled), sync: pooled.sync } }
 }

@@ -1,10 +1,15 @@
 /**
  * This log instance's write-ahead journal, in journal mode: a committer fiber takes every batch that
  * session writers hand it, writes them with one write and makes them durable with one fsync, then
- * answers them all. A lone batch, arriving while the journal is idle, is written and synced by its
- * own caller instead (`commitNow`), with no hop to the committer. Once a journal holds
- * `checkpointBytes`, a new one takes over at once, and in the background the session files the old
- * one covers are fsynced and the old one is removed: appends never wait for a checkpoint.
+ * answers them all. A lone batch, arriving while the committer is idle, is written and synced by its
+ * own caller instead, with blocking calls (`commitBlocking`), with no hop to the committer. Once a
+ * journal holds `checkpointBytes`, a new one takes over (opened by the committer), and in the
+ * background the session files the old one covers are fsynced and the old one is removed: appends
+ * never wait for a checkpoint.
+ *
+ * One writer of the journal at a time: the committer's work (a store, a checkpoint) yields while its
+ * calls go through the thread pool, so it marks the journal busy meanwhile; a blocking commit runs
+ * start to end without yielding, so nothing interleaves with it, and it only runs while not busy.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -12,14 +17,12 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
-import * as Option from "effect/Option"
 import type * as Path from "effect/Path"
 import type * as PlatformError from "effect/PlatformError"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
-import * as Semaphore from "effect/Semaphore"
 import { StorageFailure } from "../SessionLogError.ts"
-import type * as BlockingIo from "./BlockingIo.ts"
+import * as BlockingIo from "./BlockingIo.ts"
 import * as Format from "./Format.ts"
 import * as Journal from "./Journal.ts"
 import type * as Owner from "./Owner.ts"
@@ -42,10 +45,11 @@ export interface Committer {
   /** Makes a batch already written to its session file durable: answers once the journal is synced. */
   readonly commit: (chunk: Omit<Chunk, "done">) => Effect.Effect<void, Error>
   /**
-   * The same for a lone batch, on the caller's fiber through `io`, if the journal is idle; through
-   * the committer, as `commit`, if it is busy.
+   * The same for a lone batch, at once, on the calling thread with blocking calls: `undefined` once
+   * the journal is synced, or the failure; `"busy"`, having done nothing, while the committer is at
+   * work (or the journal can't take blocking calls): then `commit` it.
    */
-  readonly commitNow: (chunk: Omit<Chunk, "done">, io: BlockingIo.Io) => Effect.Effect<void, Error>
+  readonly commitBlocking: (chunk: Omit<Chunk, "done">, blocking: BlockingIo.Blocking) => Error | "busy" | undefined
   /** A writer closing: its file's journaled batches become durable in the file itself. */
   readonly release: (file: FileSystem.File) => Effect.Effect<void>
 }
@@ -110,21 +114,47 @@ export const make = Effect.fnUntraced(function*(
 
   let current = yield* openGeneration
   let broken: StorageFailure | undefined
-  const queue = yield* Queue.unbounded<Chunk>()
+  // Batches to commit, and requests to check whether a checkpoint is due (from blocking commits).
+  const queue = yield* Queue.unbounded<Chunk | "checkpoint">()
+  // The committer is at work (a store or a checkpoint): a blocking commit must not write meanwhile.
+  let busy = false
+  let checkpointRequested = false
 
-  // One writer of the journal at a time: the committer, or a lone batch's caller.
-  const writing = yield* Semaphore.make(1)
+  /** The chunks as journal records: each a record header, then the batch's lines. */
+  const recordsOf = (batch: ReadonlyArray<Omit<Chunk, "done">>): Uint8Array => {
+    const parts: Array<Uint8Array> = []
+    for (const chunk of batch) {
+      parts.push(encoder.encode(Journal.recordHeader(chunk.session, chunk.offset, chunk.bytes.length)), chunk.bytes)
+    }
+    return Format.concat(parts)
+  }
 
-  /** Writes chunks to the journal with one write and syncs it; a failed write is cut. */
+  /** After records are durable in a generation: it has grown, and covers their session files. */
+  const stored = (generation: Generation, batch: ReadonlyArray<Omit<Chunk, "done">>, bytes: number) => {
+    generation.size += bytes
+    for (const chunk of batch) generation.dirty.add(chunk.file)
+  }
+
+  /** Once the journal holds `checkpointBytes`, a new one takes over and the old one retires. */
+  const checkpointIfDue = Effect.suspend(() => {
+    checkpointRequested = false
+    const generation = current
+    if (generation.size < options.checkpointBytes) return Effect.void
+    return Effect.flatMap(Effect.exit(openGeneration), (next) => {
+      if (next._tag === "Failure") {
+        return Effect.logWarning(`SessionLogFile: no new journal, checkpoint postponed: ${Cause.pretty(next.cause)}`)
+      }
+      current = next.value
+      return Effect.asVoid(Effect.forkIn(retire(generation), scope))
+    })
+  })
+
+  /** Writes chunks to the journal with one write and syncs it; a failed write is cut. The committer's. */
   const store = (batch: ReadonlyArray<Omit<Chunk, "done">>, io: BlockingIo.Io): Effect.Effect<void, Error> =>
     Effect.gen(function*() {
       if (broken !== undefined) return yield* Effect.fail(broken)
       const generation = current
-      const parts: Array<Uint8Array> = []
-      for (const chunk of batch) {
-        parts.push(encoder.encode(Journal.recordHeader(chunk.session, chunk.offset, chunk.bytes.length)), chunk.bytes)
-      }
-      const bytes = Format.concat(parts)
+      const bytes = recordsOf(batch)
       const written = yield* Effect.exit(
         Effect.andThen(io.write(generation.file, generation.path, bytes), io.sync(generation.file, generation.path))
       )
@@ -136,24 +166,49 @@ export const make = Effect.fnUntraced(function*(
         }
         return yield* Effect.failCause(written.cause)
       }
-      generation.size += bytes.length
-      for (const chunk of batch) generation.dirty.add(chunk.file)
-      if (generation.size >= options.checkpointBytes) {
-        const next = yield* Effect.exit(openGeneration)
-        if (next._tag === "Success") {
-          current = next.value
-          yield* Effect.forkIn(retire(generation), scope)
-        } else {
-          yield* Effect.logWarning(`SessionLogFile: no new journal, checkpoint postponed: ${Cause.pretty(next.cause)}`)
-        }
-      }
+      stored(generation, batch, bytes.length)
+      yield* checkpointIfDue
     })
 
-  const commitBatch = (batch: ReadonlyArray<Chunk>) =>
-    Effect.flatMap(Effect.exit(writing.withPermit(store(batch, options.io))), (exit) =>
-      Effect.sync(() => {
-        for (const chunk of batch) Deferred.doneUnsafe(chunk.done, exit)
-      }))
+  /** The same as `store` for one chunk, with blocking calls, if the committer is idle. */
+  const storeBlocking = (chunk: Omit<Chunk, "done">, blocking: BlockingIo.Blocking): Error | "busy" | undefined => {
+    if (busy) return "busy"
+    if (broken !== undefined) return broken
+    const generation = current
+    const fd = BlockingIo.descriptorOf(generation.file)
+    if (fd === undefined) return "busy"
+    const bytes = recordsOf([chunk])
+    const failed = blocking.write(fd, generation.path, bytes) ?? blocking.sync(fd, generation.path)
+    if (failed !== undefined) {
+      const cut = blocking.truncate(fd, generation.path, generation.size) ?? blocking.sync(fd, generation.path)
+      if (cut !== undefined) {
+        broken = new StorageFailure({ detail: `the journal ${generation.path} can't be repaired after a failed write` })
+      }
+      return failed
+    }
+    stored(generation, [chunk], bytes.length)
+    // Opening the next journal takes calls through the thread pool: the committer's job, after this
+    // batch is acknowledged (it is durable in this journal).
+    if (generation.size >= options.checkpointBytes && !checkpointRequested) {
+      checkpointRequested = true
+      Queue.offerUnsafe(queue, "checkpoint")
+    }
+    return undefined
+  }
+
+  /** One round of the committer: the batches that gathered, stored together, and a checkpoint if due. */
+  const round = (items: ReadonlyArray<Chunk | "checkpoint">) =>
+    Effect.suspend(() => {
+      busy = true
+      const batch = items.filter((item): item is Chunk => item !== "checkpoint")
+      if (batch.length === 0) return checkpointIfDue
+      return Effect.flatMap(Effect.exit(store(batch, options.io)), (exit) =>
+        Effect.sync(() => {
+          for (const chunk of batch) Deferred.doneUnsafe(chunk.done, exit)
+        }))
+    }).pipe(Effect.ensuring(Effect.sync(() => {
+      busy = false
+    })))
 
   const commit = (chunk: Omit<Chunk, "done">) =>
     Effect.flatMap(Deferred.make<void, Error>(), (done) =>
@@ -165,15 +220,11 @@ export const make = Effect.fnUntraced(function*(
       generation.dirty.size === 0
         ? Effect.andThen(fs.remove(generation.path), syncDirectory(fs, directory)).pipe(Effect.ignore)
         : Effect.void, { discard: true })))
-  yield* Queue.takeAll(queue).pipe(Effect.flatMap(commitBatch), Effect.forever, Effect.forkIn(scope))
+  yield* Queue.takeAll(queue).pipe(Effect.flatMap(round), Effect.forever, Effect.forkIn(scope))
 
   return {
     commit,
-    commitNow: (chunk, io) =>
-      Effect.flatMap(
-        Semaphore.withPermitsIfAvailable(writing, 1)(store([chunk], io)),
-        Option.match({ onNone: () => commit(chunk), onSome: () => Effect.void })
-      ),
+    commitBlocking: storeBlocking,
     release: (f) =>
       Effect.andThen(f.sync, Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f)))).pipe(
         Effect.ignore

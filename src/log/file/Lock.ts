@@ -40,9 +40,11 @@ const ownerOf = (content: string): Owner.Owner | undefined => {
 export interface Held {
   readonly path: string
   /**
-   * Fails with `OwnershipLost` if the lock file is no longer this holder's (removed or replaced),
-   * looking at its path through `io`.
+   * `OwnershipLost` if what is at the lock's path (its `lstat`) is not this holder's lock file: it
+   * was removed, or replaced (its path names another inode, even a copy with the same content).
    */
+  readonly verify: (found: BlockingIo.Identity | undefined) => OwnershipLost | undefined
+  /** The same, looking at the lock's path through `io`. */
   readonly check: (io: BlockingIo.Io) => Effect.Effect<void, OwnershipLost | PlatformError.PlatformError>
 }
 
@@ -94,15 +96,20 @@ export const acquire = (
             Effect.ignore
           )
         )
+        const verify = (found: BlockingIo.Identity | undefined) =>
+          found === undefined
+            ? new OwnershipLost({ path, detail: "was removed while this process held it" })
+            : BlockingIo.isFile(found, mine)
+            ? undefined
+            : new OwnershipLost({ path, detail: "was replaced while this process held it" })
         return {
           path,
+          verify,
           check: (io) =>
-            Effect.flatMap(io.lstat(path), (found) =>
-              found === undefined
-                ? Effect.fail(new OwnershipLost({ path, detail: "was removed while this process held it" }))
-                : BlockingIo.isFile(found, mine)
-                ? Effect.void
-                : Effect.fail(new OwnershipLost({ path, detail: "was replaced while this process held it" })))
+            Effect.flatMap(io.lstat(path), (found) => {
+              const lost = verify(found)
+              return lost === undefined ? Effect.void : Effect.fail(lost)
+            })
         } satisfies Held
       }
       const error = created.cause.reasons[0]

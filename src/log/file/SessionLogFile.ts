@@ -237,8 +237,7 @@ export const layerFileSystem = (
             4 * 1024 * 1024,
           io: io.shared
         }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
-      const alone: Writer.Durability = { io: io.alone, journal, alone: true }
-      const shared: Writer.Durability = { io: io.shared, journal, alone: false }
+      const durability: Writer.Durability = { io: io.shared, blocking: io.alone, journal }
 
       const writers = yield* Writers.make({
         fs,
@@ -279,7 +278,7 @@ export const layerFileSystem = (
 
       return yield* SessionLog.make({
         append: (session, batch) =>
-          writers.use(session, (writer, lone) => Writer.append(session, writer, batch, lone ? alone : shared)),
+          writers.use(session, (writer, lone) => Writer.append(session, writer, batch, durability, lone)),
         read,
         sessions: Effect.map(
           fs.readDirectory(directory),

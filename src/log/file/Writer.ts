@@ -10,13 +10,16 @@
  * writer (`OwnershipLost`) instead of acknowledging appends another writer may interleave with, or
  * that went to a deleted file. Two `lstat`s per batch, none per entry.
  *
- * A lone batch (no other session appending) makes its calls blocking, through `BlockingIo`, and in
- * journal mode writes and syncs the journal itself, with no hop to the committer.
+ * A lone batch (no other session appending) makes its calls blocking, through `BlockingIo`, as one
+ * synchronous step, and in journal mode writes and syncs the journal itself, with no hop to the
+ * committer.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
+import * as PlatformError from "effect/PlatformError"
+import * as Result from "effect/Result"
 import type * as SessionLog from "../SessionLog.ts"
 import { OwnershipLost } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
@@ -109,80 +112,162 @@ export const open = Effect.fnUntraced(function*(
   return { path, file, lock, opened, end, lost: undefined } satisfies Writer
 })
 
-/** How a batch is written and made durable. */
+/** How batches are written and made durable. */
 export interface Durability {
-  /** The calls it makes: blocking ones for a lone batch, `FileSystem`'s otherwise. */
+  /** The calls of a batch that goes through the thread pool (its writes and lstats may be made in place). */
   readonly io: BlockingIo.Io
-  /** The journal that makes it durable, or none: an fsync of the session file does. */
+  /** The blocking calls a lone batch makes; none when the log may not block. */
+  readonly blocking: BlockingIo.Blocking | undefined
+  /** The journal that makes batches durable, or none: an fsync of the session file does. */
   readonly journal: JournalCommitter.Committer | undefined
-  /** A lone batch: it syncs the journal itself, through `io`, if the journal is idle. */
-  readonly alone: boolean
 }
 
-/** Why the session file at the writer's path is no longer what it wrote, if it isn't. */
-const displaced = (io: BlockingIo.Io, writer: Writer, end: number) =>
-  io.lstat(writer.path).pipe(
-    Effect.map((found) =>
-      found === undefined
-        ? "was deleted while this process appended to it"
-        : !BlockingIo.isFile(found, writer.opened)
-        ? "was replaced or moved while this process appended to it"
-        : Number(found.size) !== end
-        ? `ends at byte ${Number(found.size)}, not ${end}: another process appended to it (was its lock removed?)`
-        : undefined
-    )
-  )
-
 /**
- * Writes a batch after the writer's end and makes it durable; answers the seq of its first entry.
- * A batch that fails is cut from the file; if it can't be, the writer stops (`OwnershipLost`) rather
- * than append after bytes it can't account for.
+ * Why the session file at the writer's path (`found`, its `lstat`) is no longer what this writer
+ * wrote, ending at `end`, if it isn't.
  */
-export const append = Effect.fnUntraced(function*(
-  session: string,
-  writer: Writer,
-  batch: ReadonlyArray<SessionLog.Prepared>,
-  { alone, io, journal }: Durability
-) {
-  if (writer.lost !== undefined) return yield* Effect.fail(writer.lost)
-  const stop = (lost: OwnershipLost) => {
-    writer.lost = lost
-    return Effect.fail(lost)
-  }
-  yield* writer.lock.check(io).pipe(Effect.catchTag("OwnershipLost", stop))
-  const start = writer.end
+const displacement = (writer: Writer, found: BlockingIo.Identity | undefined, end: number): string | undefined =>
+  found === undefined
+    ? "was deleted while this process appended to it"
+    : !BlockingIo.isFile(found, writer.opened)
+    ? "was replaced or moved while this process appended to it"
+    : Number(found.size) !== end
+    ? `ends at byte ${Number(found.size)}, not ${end}: another process appended to it (was its lock removed?)`
+    : undefined
+
+const uncheckable = (error: { readonly message: string }) => `can't be checked after a write (${error.message})`
+
+/** The batch's lines, after the writer's end. */
+const linesOf = (batch: ReadonlyArray<SessionLog.Prepared>, start: Scanner.Position): Uint8Array => {
   let text = ""
   for (let i = 0; i < batch.length; i++) {
     const prepared = batch[i]!
     text += Format.entryLine(prepared.type, start.seq + i, prepared.time, prepared.json)
   }
-  const bytes = Format.encodeLines(text)
+  return Format.encodeLines(text)
+}
+
+/** The writer stops: every append through it fails with `lost` from now on. */
+const stop = (writer: Writer, lost: OwnershipLost) => {
+  writer.lost = lost
+  return Effect.fail(lost)
+}
+
+/** The batch is durable in the file the writer holds: its end moves past it. */
+const advance = (writer: Writer, start: Scanner.Position, entries: number, bytes: number): number => {
+  writer.end = { offset: start.offset + bytes, line: start.line + entries, seq: start.seq + entries }
+  return start.seq
+}
+
+/**
+ * Where the file ends is unknown now: appending after bytes that may hold the failed batch would
+ * repeat its seqs. The writer stops; the next open of the session cuts or keeps them.
+ */
+const uncut = (writer: Writer) =>
+  new OwnershipLost({ path: writer.path, detail: "a failed write could not be cut from the file; reopening the log repairs it" })
+
+/**
+ * Writes a batch after the writer's end and makes it durable; answers the seq of its first entry.
+ * A lone batch (`alone`) makes blocking calls, if the log may; any other goes through `io`.
+ * A batch that fails is cut from the file; if it can't be, the writer stops (`OwnershipLost`) rather
+ * than append after bytes it can't account for.
+ */
+export const append = (
+  session: string,
+  writer: Writer,
+  batch: ReadonlyArray<SessionLog.Prepared>,
+  durability: Durability,
+  alone: boolean
+) => {
+  const blocking = alone ? durability.blocking : undefined
+  const fd = blocking === undefined ? undefined : BlockingIo.descriptorOf(writer.file)
+  return blocking === undefined || fd === undefined
+    ? appendThrough(session, writer, batch, durability.io, durability.journal)
+    : appendBlocking(session, writer, fd, batch, blocking, durability.journal)
+}
+
+/** A batch through `io`: each call an effect, fsyncs (or the journal's committer) through the thread pool. */
+const appendThrough = Effect.fnUntraced(function*(
+  session: string,
+  writer: Writer,
+  batch: ReadonlyArray<SessionLog.Prepared>,
+  io: BlockingIo.Io,
+  journal: JournalCommitter.Committer | undefined
+) {
+  if (writer.lost !== undefined) return yield* Effect.fail(writer.lost)
+  yield* writer.lock.check(io).pipe(Effect.catchTag("OwnershipLost", (lost) => stop(writer, lost)))
+  const start = writer.end
+  const bytes = linesOf(batch, start)
   const atPath = RegularFile.atPath(writer.path)
-  const chunk = { session, file: writer.file, offset: start.offset, bytes }
   const durable = journal === undefined
     ? Effect.mapError(io.sync(writer.file, writer.path), atPath)
-    : alone
-    ? journal.commitNow(chunk, io)
-    : journal.commit(chunk)
+    : journal.commit({ session, file: writer.file, offset: start.offset, bytes })
   const written = yield* Effect.exit(Effect.andThen(Effect.mapError(io.write(writer.file, writer.path, bytes), atPath), durable))
   if (Exit.isFailure(written)) {
     const cut = yield* Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync))
-    if (Exit.isFailure(cut)) {
-      // Where the file ends is unknown now: appending after bytes that may hold the failed batch
-      // would repeat its seqs. This writer stops; the next open of the session cuts or keeps them.
-      writer.lost = new OwnershipLost({
-        path: writer.path,
-        detail: "a failed write could not be cut from the file; reopening the log repairs it"
-      })
-    }
+    if (Exit.isFailure(cut)) writer.lost = uncut(writer)
     return yield* Effect.failCause(written.cause)
   }
   // Durable, but in the file the path names, where this writer's batch ends? If not, it is not
   // acknowledged, and nothing is cut: the file may hold another writer's acknowledged lines.
-  const problem = yield* displaced(io, writer, start.offset + bytes.length).pipe(
-    Effect.catch((error) => Effect.succeed(`can't be checked after a write (${error.message})`))
+  const problem = yield* io.lstat(writer.path).pipe(
+    Effect.map((found) => displacement(writer, found, start.offset + bytes.length)),
+    Effect.catch((error) => Effect.succeed(uncheckable(error)))
   )
-  if (problem !== undefined) return yield* stop(new OwnershipLost({ path: writer.path, detail: problem }))
-  writer.end = { offset: start.offset + bytes.length, line: start.line + batch.length, seq: start.seq + batch.length }
-  return start.seq
+  if (problem !== undefined) return yield* stop(writer, new OwnershipLost({ path: writer.path, detail: problem }))
+  return advance(writer, start, batch.length, bytes.length)
 })
+
+/**
+ * A lone batch with blocking calls on the calling thread: the same steps as `appendThrough`, run as
+ * one synchronous step (no effect per call), except when the journal's committer is at work: then
+ * the batch waits for it like any other.
+ */
+const appendBlocking = (
+  session: string,
+  writer: Writer,
+  fd: number,
+  batch: ReadonlyArray<SessionLog.Prepared>,
+  blocking: BlockingIo.Blocking,
+  journal: JournalCommitter.Committer | undefined
+): Effect.Effect<number, OwnershipLost | PlatformError.PlatformError | JournalCommitter.Error> =>
+  Effect.suspend(() => {
+    if (writer.lost !== undefined) return Effect.fail(writer.lost)
+    const held = blocking.lstat(writer.lock.path)
+    if (Result.isFailure(held)) return Effect.fail(held.failure)
+    const lockLost = writer.lock.verify(held.success)
+    if (lockLost !== undefined) return stop(writer, lockLost)
+    const start = writer.end
+    const bytes = linesOf(batch, start)
+    const failed = (error: PlatformError.PlatformError | JournalCommitter.Error) => {
+      const cut = blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)
+      if (cut !== undefined) writer.lost = uncut(writer)
+      return Effect.fail(PlatformError.isPlatformError(error) ? RegularFile.atPath(writer.path)(error) : error)
+    }
+    // Durable: is it in the file the path names, where this writer's batch ends? (See `appendThrough`.)
+    const checked = () => {
+      const found = blocking.lstat(writer.path)
+      const problem = Result.isFailure(found)
+        ? uncheckable(found.failure)
+        : displacement(writer, found.success, start.offset + bytes.length)
+      if (problem !== undefined) return stop(writer, new OwnershipLost({ path: writer.path, detail: problem }))
+      return Effect.succeed(advance(writer, start, batch.length, bytes.length))
+    }
+    const written = blocking.write(fd, writer.path, bytes)
+    if (written !== undefined) return failed(written)
+    if (journal === undefined) {
+      const synced = blocking.sync(fd, writer.path)
+      return synced === undefined ? checked() : failed(synced)
+    }
+    const chunk = { session, file: writer.file, offset: start.offset, bytes }
+    const committed = journal.commitBlocking(chunk, blocking)
+    if (committed === "busy") {
+      return Effect.flatMap(Effect.exit(journal.commit(chunk)), (exit): Effect.Effect<number, OwnershipLost | JournalCommitter.Error> => {
+        if (Exit.isSuccess(exit)) return checked()
+        const cut = blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)
+        if (cut !== undefined) writer.lost = uncut(writer)
+        return Effect.failCause(exit.cause)
+      })
+    }
+    return committed === undefined ? checked() : failed(committed)
+  })

@@ -1,6 +1,6 @@
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, FileSystem, Option, PlatformError } from "effect"
+import { Effect, FileSystem, Option, PlatformError, Result } from "effect"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 
 const bytes = (text: string) => new TextEncoder().encode(text)
@@ -14,52 +14,83 @@ const withFile = <A, E>(body: (fs: FileSystem.FileSystem, path: string) => Effec
     return yield* body(fs, path)
   }).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
 
+const descriptor = (file: FileSystem.File): number => {
+  const fd = BlockingIo.descriptorOf(file)
+  assert.isDefined(fd, "Node's files carry their descriptor")
+  return fd!
+}
+
 describe("BlockingIo.node", () => {
-  it.effect("writes at the end of a file open for appending, and syncs it", () =>
+  it.effect("writes at the end of a file open for appending, syncs it and cuts it, answering undefined when done", () =>
     withFile((fs, path) =>
       Effect.gen(function*() {
         yield* Effect.scoped(Effect.gen(function*() {
-          const file = yield* fs.open(path, { flag: "a" })
-          yield* BlockingIo.node.write(file, path, bytes("one\n"))
-          yield* BlockingIo.node.write(file, path, bytes("two\n"))
-          yield* BlockingIo.node.sync(file, path)
+          const fd = descriptor(yield* fs.open(path, { flag: "a" }))
+          assert.isUndefined(BlockingIo.node.write(fd, path, bytes("one\n")))
+          assert.isUndefined(BlockingIo.node.write(fd, path, bytes("two\n")))
+          assert.isUndefined(BlockingIo.node.sync(fd, path))
         }))
         assert.strictEqual(yield* fs.readFileString(path), "head\none\ntwo\n")
+        yield* Effect.scoped(Effect.gen(function*() {
+          const fd = descriptor(yield* fs.open(path, { flag: "a" }))
+          assert.isUndefined(BlockingIo.node.truncate(fd, path, 9))
+          assert.isUndefined(BlockingIo.node.write(fd, path, bytes("three\n")))
+        }))
+        assert.strictEqual(yield* fs.readFileString(path), "head\none\nthree\n", "cut, and the next write goes to the new end")
       })
     ))
 
   it.effect("lstat: the identity and size of what is at a path, a link itself rather than its target; nothing for a missing path", () =>
     withFile((fs, path) =>
       Effect.gen(function*() {
-        const found = yield* BlockingIo.node.lstat(path)
+        const found = Result.getOrThrow(BlockingIo.node.lstat(path))
         const info = yield* fs.stat(path)
         assert.deepStrictEqual(found, { dev: info.dev, ino: Option.getOrUndefined(info.ino), size: 5n })
         assert.deepStrictEqual(yield* BlockingIo.fromFileSystem(fs).lstat(path), found, "both ways agree")
         yield* fs.symlink(path, `${path}.link`)
-        const link = yield* BlockingIo.node.lstat(`${path}.link`)
+        const link = Result.getOrThrow(BlockingIo.node.lstat(`${path}.link`))
         assert.notStrictEqual(link?.ino, found?.ino, "the link, not its target")
-        assert.isUndefined(yield* BlockingIo.node.lstat(`${path}.missing`))
+        assert.isUndefined(Result.getOrThrow(BlockingIo.node.lstat(`${path}.missing`)))
         assert.isUndefined(yield* BlockingIo.fromFileSystem(fs).lstat(`${path}.missing`))
+        const notADirectory = BlockingIo.node.lstat(`${path}/below`)
+        assert.isTrue(Result.isFailure(notADirectory), "a failure other than a missing path is a failure")
       })
     ))
 
   it.effect("a failed call is a PlatformError naming the file, with the system error as its cause", () =>
     withFile((fs, path) =>
       Effect.scoped(Effect.gen(function*() {
-        const readOnly = yield* fs.open(path, { flag: "r" })
-        const exit = yield* Effect.exit(BlockingIo.node.write(readOnly, path, bytes("x\n")))
-        assert.isTrue(Exit.isFailure(exit))
-        if (Exit.isFailure(exit)) {
-          const error = exit.cause.reasons[0]
-          assert.strictEqual(error?._tag, "Fail")
-          if (error?._tag === "Fail") {
-            assert.isTrue(PlatformError.isPlatformError(error.error))
-            assert.include(error.error.message, path)
-            const reason = error.error.reason
-            assert.strictEqual(reason._tag === "BadArgument" ? undefined : (reason.cause as { code?: string }).code, "EBADF")
-          }
-        }
+        const fd = descriptor(yield* fs.open(path, { flag: "r" }))
+        const error = BlockingIo.node.write(fd, path, bytes("x\n"))
+        assert.isTrue(PlatformError.isPlatformError(error))
+        assert.include(error!.message, path)
+        const reason = error!.reason
+        assert.strictEqual(reason._tag === "BadArgument" ? undefined : (reason.cause as { code?: string }).code, "EBADF")
+        const cut = BlockingIo.node.truncate(fd, path, 0)
+        assert.isTrue(PlatformError.isPlatformError(cut), "a read-only descriptor can't be cut either")
         assert.strictEqual(yield* fs.readFileString(path), "head\n", "nothing was written")
+      }))
+    ))
+})
+
+describe("BlockingIo.inPlace", () => {
+  it.effect("a Node file's calls are the blocking ones, made when the effect runs", () =>
+    withFile((fs, path) =>
+      Effect.scoped(Effect.gen(function*() {
+        const calls: Array<string> = []
+        const recording: BlockingIo.Blocking = {
+          ...BlockingIo.node,
+          write: (fd, p, data) => (calls.push("write"), BlockingIo.node.write(fd, p, data)),
+          sync: (fd, p) => (calls.push("sync"), BlockingIo.node.sync(fd, p))
+        }
+        const io = BlockingIo.inPlace(recording, BlockingIo.fromFileSystem(fs))
+        const file = yield* fs.open(path, { flag: "a" })
+        const write = io.write(file, path, bytes("one\n"))
+        assert.deepStrictEqual(calls, [], "nothing happens until the effect runs")
+        yield* write
+        yield* io.sync(file, path)
+        assert.deepStrictEqual(calls, ["write", "sync"])
+        assert.strictEqual(yield* fs.readFileString(path), "head\none\n")
       }))
     ))
 
@@ -70,8 +101,11 @@ describe("BlockingIo.node", () => {
         writeAll: (data: Uint8Array) => Effect.sync(() => void calls.push(`write ${data.length}`)),
         sync: Effect.sync(() => void calls.push("sync"))
       } as unknown as FileSystem.File
-      yield* BlockingIo.node.write(foreign, "/nowhere", bytes("abc"))
-      yield* BlockingIo.node.sync(foreign, "/nowhere")
+      assert.isUndefined(BlockingIo.descriptorOf(foreign))
+      const fs = yield* FileSystem.FileSystem
+      const io = BlockingIo.inPlace(BlockingIo.node, BlockingIo.fromFileSystem(fs))
+      yield* io.write(foreign, "/nowhere", bytes("abc"))
+      yield* io.sync(foreign, "/nowhere")
       assert.deepStrictEqual(calls, ["write 3", "sync"])
-    }))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

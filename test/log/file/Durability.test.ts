@@ -286,6 +286,24 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
         assert.deepStrictEqual(events.filter((e) => e.blocking === true).map((e) => e.op), [])
       }))
 
+    it.effect("journal mode, checkpoints while alone: every acknowledgement still follows its journal's sync, and rotation its files' syncs", () =>
+      Effect.gen(function*() {
+        const session = SessionId.decodeSync("rotating")
+        const { events, directory } = yield* recorded({ journal: { checkpointBytes: 1024 } }, (_, append) =>
+          Effect.gen(function*() {
+            // Every lone batch fills the journal: the committer opens the next one while later lone
+            // batches come, which then go through the committer instead of syncing the journal themselves.
+            for (let i = 0; i < 60; i++) yield* append(session, { i, pad: "x".repeat(600) })
+          }))
+        assert.strictEqual(assertAcknowledgedAfterSync(events, true), 60)
+        const journals = new Set(events.filter((e) => e.op === "open" && creates(e.flag) && isJournal(e.path)).map((e) => e.path))
+        assert.isAtLeast(journals.size, 3, "checkpoints rotated the journal")
+        // (A removal cut short by closing the log happens but isn't recorded: the directory tells.)
+        assert.isAtLeast(assertDirtyFilesSyncedBeforeRemove(events), journals.size - 1)
+        const fs = yield* FileSystem.FileSystem
+        assert.deepStrictEqual((yield* fs.readDirectory(directory)).filter(isJournal), [], "every journal was removed by the end")
+      }).pipe(Effect.provide(NodeServices.layer)))
+
     it.effect("fsync per file", () => alone(false))
     it.effect("journal mode: the lone batch writes and syncs the journal itself", () => alone(true))
 

@@ -20,14 +20,15 @@ export const todo = (content: string) => ({ todos: [{ content, status: "pending"
 export const fileOf = (directory: string, id: string = session) => `${directory}/${SessionFile.fileName(id)}`
 
 /**
- * `fs` in place of the real file system, lone batches' calls included: they go through it too, so
- * that what it intercepts, it intercepts on every path.
+ * `fs` in place of the real file system, lone batches' calls included: with no blocking calls
+ * (`BlockingIo` none), they go through it too, so that what it intercepts, it intercepts on every
+ * path. (The blocking calls' own failures are tested with a `BlockingIo` that fails.)
  */
 export const replacing = (fs: FileSystem.FileSystem) =>
   Layer.mergeAll(
     NodeServices.layer,
     Layer.succeed(FileSystem.FileSystem, fs),
-    Layer.succeed(BlockingIo.BlockingIo, BlockingIo.fromFileSystem(fs))
+    Layer.succeed(BlockingIo.BlockingIo, undefined)
   )
 
 /** The raw file log over `directory`, with options, on the real file system unless one is given. */

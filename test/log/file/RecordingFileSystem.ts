@@ -9,7 +9,7 @@
  * nothing durable yet.
  */
 import { NodeServices } from "@effect/platform-node"
-import { Effect, FileSystem, Layer, Stream } from "effect"
+import { Effect, FileSystem, Layer, type PlatformError, Stream } from "effect"
 import { basename, resolve } from "node:path"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 
@@ -127,16 +127,22 @@ export const make = () => {
   ).pipe(Layer.provide(NodeServices.layer))
 
   // The blocking calls a lone batch makes, recorded like the others: they reach the same disk.
-  const blockingIo: BlockingIo.Io = {
-    write: (file, path, bytes) =>
-      after(BlockingIo.node.write(file, path, bytes), {
+  const recorded = (error: PlatformError.PlatformError | undefined, event: Event) => {
+    if (error === undefined) record(event)
+    return error
+  }
+  const blockingIo: BlockingIo.Blocking = {
+    write: (fd, path, bytes) =>
+      recorded(BlockingIo.node.write(fd, path, bytes), {
         path,
         op: "writeAll",
         bytes: bytes.length,
         entries: entriesOf(path, bytes),
         blocking: true
       }),
-    sync: (file, path) => after(BlockingIo.node.sync(file, path), { path, op: "sync", blocking: true }),
+    sync: (fd, path) => recorded(BlockingIo.node.sync(fd, path), { path, op: "sync", blocking: true }),
+    truncate: (fd, path, length) =>
+      recorded(BlockingIo.node.truncate(fd, path, length), { path, op: "truncate", bytes: length, blocking: true }),
     lstat: BlockingIo.node.lstat
   }
 

@@ -1,27 +1,51 @@
 import { assert, describe, it } from "@effect/vitest"
+import { NodeServices } from "@effect/platform-node"
 import { Effect, FileSystem, Layer, PlatformError, Stream } from "effect"
+import { TestClock } from "effect/testing"
+import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 import * as SessionFile from "../../../src/log/file/Format.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import * as Writers from "../../../src/log/file/Writers.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
 import { failureOf } from "../SessionLogConformance.ts"
 import { failing, fileOf, layer, openRaw, session, systemError, todo, withDirectory } from "./FileTest.ts"
 
-/** A log over `directory` that stays open for the rest of the test. */
-const opened = (directory: string, options: { readonly journal?: boolean }) =>
-  Effect.map(Layer.build(layer(directory, options)), (context) => SessionLog.SessionLog.pipe(Effect.provide(context)))
+/**
+ * Each append comes after a pause longer than the contention window, so every batch counts as alone
+ * and takes the blocking path (the test clock never moves otherwise, so after a writer's first batch
+ * its batches count as contended and go through `Io`).
+ */
+const alone = (log: SessionLog.Service): SessionLog.Service => ({
+  ...log,
+  append: (s, type, data) => Effect.andThen(TestClock.adjust(Writers.contentionWindowMs), log.append(s, type, data))
+})
 
-for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode", options: { journal: true } }]) {
+/** A log over `directory` that stays open for the rest of the test; every batch alone if `lone`. */
+const opened = (directory: string, options: { readonly journal?: boolean }, lone = false) =>
+  Effect.map(
+    Layer.build(layer(directory, options)),
+    (context) => Effect.map(SessionLog.SessionLog.pipe(Effect.provide(context)), (log) => lone ? alone(log) : log)
+  )
+
+for (
+  const mode of [
+    { name: "fsync mode", options: {}, lone: false },
+    { name: "journal mode", options: { journal: true }, lone: false },
+    { name: "fsync mode, lone batches", options: {}, lone: true },
+    { name: "journal mode, lone batches", options: { journal: true }, lone: true }
+  ]
+) {
   describe(`Writer (${mode.name}): a writer stops acknowledging once its files are not its own`, () => {
     it.effect("the lock deleted by hand: a second writer takes over, and the first fails instead of interleaving", () =>
       withDirectory((directory) =>
         Effect.gen(function*() {
           const fs = yield* FileSystem.FileSystem
           const lockPath = `${directory}/${SessionFile.lockName(session)}`
-          const first = yield* yield* opened(directory, mode.options)
+          const first = yield* yield* opened(directory, mode.options, mode.lone)
           assert.strictEqual((yield* first.append(session, "todo/write", todo("one"))).seq, 0)
           yield* fs.remove(lockPath)
-          const second = yield* yield* opened(directory, mode.options)
+          const second = yield* yield* opened(directory, mode.options, mode.lone)
           assert.strictEqual((yield* second.append(session, "todo/write", todo("two"))).seq, 1)
           const error = failureOf(yield* Effect.exit(first.append(session, "todo/write", todo("three"))))
           assert.deepInclude(error.reason, { _tag: "OwnershipLost", path: lockPath })
@@ -43,7 +67,7 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
       withDirectory((directory) =>
         Effect.gen(function*() {
           const fs = yield* FileSystem.FileSystem
-          const log = yield* yield* opened(directory, mode.options)
+          const log = yield* yield* opened(directory, mode.options, mode.lone)
           yield* log.append(session, "todo/write", todo("one"))
           yield* fs.remove(`${directory}/${SessionFile.lockName(session)}`)
           const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
@@ -57,7 +81,7 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
       withDirectory((directory) =>
         Effect.gen(function*() {
           const fs = yield* FileSystem.FileSystem
-          const log = yield* yield* opened(directory, mode.options)
+          const log = yield* yield* opened(directory, mode.options, mode.lone)
           yield* log.append(session, "todo/write", todo("one"))
           yield* fs.remove(fileOf(directory))
           const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
@@ -70,7 +94,7 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
       withDirectory((directory) =>
         Effect.gen(function*() {
           const fs = yield* FileSystem.FileSystem
-          const log = yield* yield* opened(directory, mode.options)
+          const log = yield* yield* opened(directory, mode.options, mode.lone)
           yield* log.append(session, "todo/write", todo("one"))
           const copy = `${directory}/copy`
           yield* fs.copyFile(fileOf(directory), copy)
@@ -107,3 +131,113 @@ describe("Writer: storage failures say what happened", () => {
       })
     ))
 })
+
+/** Node's blocking calls, except that `fail` may answer an error for a call instead of making it in full. */
+const failingBlocking = (
+  fail: (call: "write" | "sync" | "truncate", path: string) => PlatformError.PlatformError | undefined
+): BlockingIo.Blocking => ({
+  write: (fd, path, bytes) => {
+    const error = fail("write", path)
+    if (error === undefined) return BlockingIo.node.write(fd, path, bytes)
+    // Half the batch reaches the file before the failure: what a full disk mid-write leaves.
+    BlockingIo.node.write(fd, path, bytes.subarray(0, bytes.length >> 1))
+    return error
+  },
+  sync: (fd, path) => fail("sync", path) ?? BlockingIo.node.sync(fd, path),
+  truncate: (fd, path, length) => fail("truncate", path) ?? BlockingIo.node.truncate(fd, path, length),
+  lstat: BlockingIo.node.lstat
+})
+
+/** A log over `directory` whose lone batches make `blocking`'s calls, every batch alone. */
+const openedBlocking = (directory: string, options: { readonly journal?: boolean }, blocking: BlockingIo.Blocking) =>
+  Effect.map(
+    Layer.build(
+      SessionLogFile.layerFileSystem({ ...options, directory }).pipe(
+        Layer.provide(Layer.merge(NodeServices.layer, Layer.succeed(BlockingIo.BlockingIo, blocking)))
+      )
+    ),
+    (context) => Effect.map(SessionLog.SessionLog.pipe(Effect.provide(context)), alone)
+  )
+
+for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode", options: { journal: true } }]) {
+  describe(`Writer (${mode.name}): a lone batch's blocking calls that fail`, () => {
+    const failure = (code: string, syscall: string, path: string) =>
+      PlatformError.systemError({
+        _tag: "Unknown",
+        module: "FileSystem",
+        method: syscall,
+        pathOrDescriptor: path,
+        syscall,
+        cause: Object.assign(new Error(`${code}: failed, ${syscall}`), { code })
+      })
+
+    it.effect("a write cut short by a full disk fails the append as DiskFull; its half is cut, and the next append follows", () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          let full = false
+          const blocking = failingBlocking((call, path) =>
+            full && call === "write" && path === fileOf(directory) ? failure("ENOSPC", "write", path) : undefined
+          )
+          const log = yield* yield* openedBlocking(directory, mode.options, blocking)
+          yield* log.append(session, "todo/write", todo("one"))
+          full = true
+          const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+          assert.deepInclude(error.reason, { _tag: "StorageFailure", kind: "DiskFull" })
+          assert.include(error.message, fileOf(directory))
+          full = false
+          assert.strictEqual((yield* log.append(session, "todo/write", todo("three"))).seq, 1)
+          const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
+          assert.deepInclude(verified, { events: 2, tornTailBytes: 0 })
+          assert.deepStrictEqual((yield* Stream.runCollect(log.read(session))).map((e) => e.data), [todo("one"), todo("three")])
+        })
+      ))
+
+    it.effect("an fsync that fails fails the append, and its lines are cut from the session file", () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          let syncFailures = 0
+          // The fsync that makes the batch durable: the session file's, or in journal mode the journal's.
+          const durableIn = (path: string) => "journal" in mode.options ? path.endsWith(".wal") : path === fileOf(directory)
+          const blocking = failingBlocking((call, path) =>
+            syncFailures > 0 && call === "sync" && durableIn(path) && syncFailures-- > 0 ? failure("EIO", "fsync", path) : undefined
+          )
+          const log = yield* yield* openedBlocking(directory, mode.options, blocking)
+          yield* log.append(session, "todo/write", todo("one"))
+          // Only the batch's fsync fails; the one after the cut succeeds.
+          syncFailures = 1
+          const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+          assert.deepInclude(error.reason, { _tag: "StorageFailure", kind: "IoError" })
+          assert.strictEqual(syncFailures, 0)
+          assert.strictEqual((yield* log.append(session, "todo/write", todo("three"))).seq, 1)
+          const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
+          assert.deepInclude(verified, { events: 2, tornTailBytes: 0 })
+        })
+      ))
+
+    it.effect("a failed write that can't be cut stops the writer; reopening the log cuts it", () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          let broken = false
+          const blocking = failingBlocking((call, path) =>
+            broken && (call === "write" || call === "truncate") && path === fileOf(directory)
+              ? failure("EIO", call, path)
+              : undefined
+          )
+          yield* Effect.scoped(Effect.gen(function*() {
+            const log = yield* yield* openedBlocking(directory, mode.options, blocking)
+            yield* log.append(session, "todo/write", todo("one"))
+            broken = true
+            assert.strictEqual(failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two")))).reason._tag, "StorageFailure")
+            broken = false
+            const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
+            assert.deepInclude(error.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
+            assert.include(error.message, "could not be cut")
+          }))
+          const reopened = yield* yield* openedBlocking(directory, mode.options, BlockingIo.node)
+          assert.strictEqual((yield* reopened.append(session, "todo/write", todo("four"))).seq, 1)
+          const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
+          assert.deepInclude(verified, { events: 2, tornTailBytes: 0 })
+        })
+      ))
+  })
+}
