@@ -141,7 +141,8 @@ const invalidId = (method: string, session: unknown): SessionLogError => {
 
 interface Waiting {
   readonly prepared: Prepared
-  readonly done: Deferred.Deferred<SessionEvent.Entry, SessionLogError>
+  /** Where its answer goes; none for the caller that stores the batch, which gets it directly. */
+  readonly done: Deferred.Deferred<SessionEvent.Entry, SessionLogError> | undefined
 }
 
 /** A session's appends: while one batch is being stored, the next gathers in `waiting`. */
@@ -175,40 +176,53 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
   }
 
   /**
-   * Stores one batch for the session, then hands what gathered meanwhile to a fiber of its own, so
-   * that a caller's append returns once its batch is stored, however busy the session stays. If it
-   * stops unexpectedly (a defect), every append it was to answer fails with that cause, and the
-   * session is free for the next caller: no append waits forever.
+   * Stores one batch for the session and answers its appends, then hands what gathered meanwhile
+   * to a fiber of its own, so that a caller's append returns once its batch is stored, however busy
+   * the session stays; answers the batch's entries (or failure) for a caller that stores its own
+   * append. If it stops unexpectedly (a defect), every append it was to answer fails with that
+   * cause, and the session is free for the next caller: no append waits forever.
    */
-  const lead = (session: SessionId.SessionId, lane: Lane, batch: ReadonlyArray<Waiting>): Effect.Effect<void> =>
-    Effect.gen(function*() {
-      const exit = yield* Effect.exit(backend.append(session, batch.map((waiting) => waiting.prepared)))
+  const lead = (
+    session: SessionId.SessionId,
+    lane: Lane,
+    batch: ReadonlyArray<Waiting>
+  ): Effect.Effect<Exit.Exit<ReadonlyArray<SessionEvent.Entry>, SessionLogError>> =>
+    Effect.flatMap(Effect.exit(backend.append(session, batch.map((waiting) => waiting.prepared))), (exit) => {
+      let stored: Exit.Exit<ReadonlyArray<SessionEvent.Entry>, SessionLogError>
       if (Exit.isSuccess(exit)) {
         const entries = batch.map(({ prepared }, i) => SessionEvent.makeEntry(prepared.type, exit.value + i, prepared.time, prepared.data))
         // Published before acknowledging: whoever subscribes after an append returns never sees it.
         publish(session, entries)
-        for (let i = 0; i < batch.length; i++) Deferred.doneUnsafe(batch[i]!.done, Exit.succeed(entries[i]!))
+        for (let i = 0; i < batch.length; i++) {
+          const done = batch[i]!.done
+          if (done !== undefined) Deferred.doneUnsafe(done, Exit.succeed(entries[i]!))
+        }
+        stored = Exit.succeed(entries)
       } else {
         const failed = Exit.failCause(exit.cause).pipe(Exit.mapError(toError("append", session)))
-        for (const waiting of batch) Deferred.doneUnsafe(waiting.done, failed)
+        for (const waiting of batch) if (waiting.done !== undefined) Deferred.doneUnsafe(waiting.done, failed)
+        stored = failed
       }
       const next = lane.waiting
       lane.waiting = []
-      if (next.length === 0) lanes.delete(session)
-      else yield* Effect.forkIn(Effect.uninterruptible(lead(session, lane, next)), scope)
+      if (next.length === 0) {
+        lanes.delete(session)
+        return Effect.succeed(stored)
+      }
+      return Effect.as(Effect.forkIn(Effect.uninterruptible(lead(session, lane, next)), scope), stored)
     }).pipe(
-      Effect.onExit((exit) =>
-        Effect.sync(() => {
-          if (Exit.isSuccess(exit)) return
+      Effect.onExit((exit) => {
+        if (Exit.isSuccess(exit)) return Effect.void
+        return Effect.sync(() => {
           lanes.delete(session)
           const failed = Exit.failCause(Cause.map(exit.cause, toError("append", session)))
-          for (const waiting of [...batch, ...lane.waiting]) Deferred.doneUnsafe(waiting.done, failed)
+          for (const waiting of [...batch, ...lane.waiting]) if (waiting.done !== undefined) Deferred.doneUnsafe(waiting.done, failed)
         })
-      )
+      })
     )
 
   const append = (session: SessionId.SessionId, type: string, data: unknown) =>
-    Effect.flatMap(Clock.currentTimeMillis, (time) => {
+    Clock.clockWith((clock) => {
       if (!SessionId.is(session)) return Effect.fail(invalidId("append", session))
       const encoded = Json.encode(type, data, backend.maxEventBytes)
       if ("problem" in encoded) {
@@ -216,17 +230,21 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
           SessionLogError.fromReason({ method: "append", session, reason: new InvalidPayload({ detail: encoded.problem }) })
         )
       }
-      const waiting: Waiting = { prepared: { type, time, data: encoded.copy, json: encoded.json }, done: Deferred.makeUnsafe() }
+      const prepared: Prepared = { type, time: clock.currentTimeMillisUnsafe(), data: encoded.copy, json: encoded.json }
       const lane = lanes.get(session)
       if (lane !== undefined) {
-        lane.waiting.push(waiting)
-        return Deferred.await(waiting.done)
+        const done = Deferred.makeUnsafe<SessionEvent.Entry, SessionLogError>()
+        lane.waiting.push({ prepared, done })
+        return Deferred.await(done)
       }
-      // No batch is being stored for this session: this caller stores it, on its own fiber, and
-      // whatever arrives meanwhile after it. Uninterruptible: others wait on what it stores.
+      // No batch is being stored for this session: this caller stores it, and whatever arrives
+      // meanwhile after it. Uninterruptible: others wait on what it stores.
       const mine: Lane = { waiting: [] }
       lanes.set(session, mine)
-      return Effect.andThen(Effect.uninterruptible(lead(session, mine, [waiting])), Deferred.await(waiting.done))
+      return Effect.flatMap(
+        Effect.uninterruptible(lead(session, mine, [{ prepared, done: undefined }])),
+        (stored) => Exit.map(stored, (entries) => entries[0]!)
+      )
     })
 
   const read = (session: SessionId.SessionId, options?: ReadOptions): Stream.Stream<SessionEvent.Entry, SessionLogError> =>
