@@ -121,23 +121,26 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         // Marked busy before anything can yield, so the sweeper never closes it under `f`.
         entry.busy++
         inFlight++
-        return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          inARow = lastSession === session ? inARow + 1 : 1
-          const alone = inFlight === 1 && (now - lastStarted >= contentionWindowMs || inARow > aloneAfterBatches)
-          lastSession = session
-          lastStarted = now
-          if (!alone) return f(entry.writer, false)
-          // Before blocking the thread, one turn of the scheduler: appends already on their way (a burst
-          // to this session, another session's) arrive meanwhile, so they queue behind this batch and
-          // go into the next one together, or make this one count as contended.
-          return Effect.andThen(Effect.yieldNow, Effect.suspend(() => f(entry.writer, inFlight === 1)))
-        }).pipe(
-          Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        return Effect.ensuring(
+          Clock.clockWith((clock) => {
+            const now = clock.currentTimeMillisUnsafe()
+            inARow = lastSession === session ? inARow + 1 : 1
+            const alone = inFlight === 1 && (now - lastStarted >= contentionWindowMs || inARow > aloneAfterBatches)
+            lastSession = session
+            lastStarted = now
+            if (!alone) return f(entry.writer, false)
+            // Before blocking the thread, one turn of the scheduler: appends already on their way (a burst
+            // to this session, another session's) arrive meanwhile, so they queue behind this batch and
+            // go into the next one together, or make this one count as contended.
+            return Effect.andThen(Effect.yieldNow, Effect.suspend(() => f(entry.writer, inFlight === 1)))
+          }),
+          Clock.clockWith((clock) =>
             Effect.sync(() => {
               inFlight--
               entry.busy--
-              entry.lastUsed = now
-            })))
+              entry.lastUsed = clock.currentTimeMillisUnsafe()
+            })
+          )
         )
       }
       return Effect.suspend(() => {
