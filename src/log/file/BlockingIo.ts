@@ -155,16 +155,33 @@ export const node: Blocking = {
   },
   lstat: (path) => {
     try {
-      const info = lstatSync(path, { bigint: true, throwIfNoEntry: false })
+      // Plain numbers first: a bigint stat allocates a BigInt for each of its 18 fields.
+      const info = lstatSync(path, { throwIfNoEntry: false })
+      if (info === undefined) return Result.succeed(undefined)
+      const exact = fromNumbers(info)
+      if (exact !== undefined) return Result.succeed(exact)
+      const big = lstatSync(path, { bigint: true, throwIfNoEntry: false })
       // Node's bigint stats are signed 64-bit; FileSystem's are unsigned, as device and inode numbers are.
       return Result.succeed(
-        info === undefined ? undefined : { dev: BigInt.asUintN(64, info.dev), ino: BigInt.asUintN(64, info.ino), size: info.size }
+        big === undefined ? undefined : { dev: BigInt.asUintN(64, big.dev), ino: BigInt.asUintN(64, big.ino), size: big.size }
       )
     } catch (cause) {
       return Result.fail(systemError("lstat", "lstat", path)(cause))
     }
   }
 }
+
+/**
+ * The identity in a stat of plain numbers, if they are exact: a device or inode number of 2^53 or
+ * more may have been rounded (to one of 2^53 or more), so it says nothing; take a bigint stat then.
+ *
+ * @since 0.2.0
+ * @category implementations
+ */
+export const fromNumbers = (info: { readonly dev: number; readonly ino: number; readonly size: number }): Identity | undefined =>
+  info.dev <= Number.MAX_SAFE_INTEGER && info.ino <= Number.MAX_SAFE_INTEGER && info.size <= Number.MAX_SAFE_INTEGER
+    ? { dev: BigInt(info.dev), ino: BigInt(info.ino), size: BigInt(info.size) }
+    : undefined
 
 const done = (error: PlatformError.PlatformError | undefined): Effect.Effect<void, PlatformError.PlatformError> =>
   error === undefined ? Effect.void : Effect.fail(error)

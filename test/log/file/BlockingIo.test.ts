@@ -57,6 +57,17 @@ describe("BlockingIo.node", () => {
       })
     ))
 
+  it("lstat's plain-number stat is trusted only while exact: a device or inode number of 2^53 or more may be rounded", () => {
+    assert.deepStrictEqual(BlockingIo.fromNumbers({ dev: 2049, ino: 2 ** 53 - 1, size: 5 }), {
+      dev: 2049n,
+      ino: 2n ** 53n - 1n,
+      size: 5n
+    })
+    // 2^53 + 1 reads as 2^53: the same number as the inode 2^53, so neither can be told apart.
+    assert.isUndefined(BlockingIo.fromNumbers({ dev: 2049, ino: 2 ** 53 + 1, size: 5 }))
+    assert.isUndefined(BlockingIo.fromNumbers({ dev: 2 ** 64, ino: 7, size: 5 }))
+  })
+
   it.effect("a failed call is a PlatformError naming the file, with the system error as its cause", () =>
     withFile((fs, path) =>
       Effect.scoped(Effect.gen(function*() {
