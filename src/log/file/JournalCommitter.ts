@@ -79,11 +79,14 @@ export const make = Effect.fnUntraced(function*(
   }
 ) {
   const generations = new Set<Generation>()
+  // The journals' files close last, after the committer has stopped (its round finished) and the
+  // journals with nothing left to cover are removed: a file never closes under a round in flight.
+  const files = yield* Scope.fork(scope)
 
   const openGeneration = Effect.gen(function*() {
     const journalPath = path.join(directory, Journal.fileName(self.pid, crypto.randomUUID()))
     const header = Journal.headerLine(self, yield* Clock.currentTimeMillis)
-    const generationScope = yield* Scope.fork(scope)
+    const generationScope = yield* Scope.fork(files)
     const file = yield* Effect.gen(function*() {
       // A new name, created exclusively: never an existing file, never through a link.
       // Appending (O_APPEND): a lone batch's blocking write goes to the end, as the committer's do.
@@ -196,7 +199,10 @@ export const make = Effect.fnUntraced(function*(
     return undefined
   }
 
-  /** One round of the committer: the batches that gathered, stored together, and a checkpoint if due. */
+  /**
+   * One round of the committer: the batches that gathered, stored together, and a checkpoint if due.
+   * Uninterruptible: closing the log waits for a round in flight, whose callers wait for it too.
+   */
   const round = (items: ReadonlyArray<Chunk | "checkpoint">) =>
     Effect.suspend(() => {
       busy = true
@@ -206,9 +212,12 @@ export const make = Effect.fnUntraced(function*(
         Effect.sync(() => {
           for (const chunk of batch) Deferred.doneUnsafe(chunk.done, exit)
         }))
-    }).pipe(Effect.ensuring(Effect.sync(() => {
-      busy = false
-    })))
+    }).pipe(
+      Effect.ensuring(Effect.sync(() => {
+        busy = false
+      })),
+      Effect.uninterruptible
+    )
 
   const commit = (chunk: Omit<Chunk, "done">) =>
     Effect.flatMap(Deferred.make<void, Error>(), (done) =>
