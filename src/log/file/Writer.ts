@@ -218,6 +218,25 @@ const appendThrough = Effect.fnUntraced(function*(
   return advance(writer, start, batch.length, bytes.length)
 })
 
+/** A failed lone batch is cut from the session file (see `appendThrough`); if it can't be, the writer stops. */
+const cutBlocking = (writer: Writer, fd: number, offset: number, blocking: BlockingIo.Blocking) => {
+  if ((blocking.truncate(fd, writer.path, offset) ?? blocking.sync(fd, writer.path)) !== undefined) writer.lost = uncut(writer)
+}
+
+/** A lone batch is durable: is it in the file the path names, where it ends? (See `appendThrough`.) */
+const checkedBlocking = (
+  writer: Writer,
+  start: Scanner.Position,
+  entries: number,
+  bytes: number,
+  blocking: BlockingIo.Blocking
+): Effect.Effect<number, OwnershipLost> => {
+  const found = blocking.lstat(writer.path)
+  const problem = Result.isFailure(found) ? uncheckable(found.failure) : displacement(writer, found.success, start.offset + bytes)
+  if (problem !== undefined) return stop(writer, new OwnershipLost({ path: writer.path, detail: problem }))
+  return Effect.succeed(advance(writer, start, entries, bytes))
+}
+
 /**
  * A lone batch with blocking calls on the calling thread: the same steps as `appendThrough`, run as
  * one synchronous step (no effect per call), except when the journal's committer is at work: then
@@ -239,35 +258,23 @@ const appendBlocking = (
     if (lockLost !== undefined) return stop(writer, lockLost)
     const start = writer.end
     const bytes = linesOf(batch, start)
-    const failed = (error: PlatformError.PlatformError | JournalCommitter.Error) => {
-      const cut = blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)
-      if (cut !== undefined) writer.lost = uncut(writer)
-      return Effect.fail(PlatformError.isPlatformError(error) ? RegularFile.atPath(writer.path)(error) : error)
-    }
-    // Durable: is it in the file the path names, where this writer's batch ends? (See `appendThrough`.)
-    const checked = () => {
-      const found = blocking.lstat(writer.path)
-      const problem = Result.isFailure(found)
-        ? uncheckable(found.failure)
-        : displacement(writer, found.success, start.offset + bytes.length)
-      if (problem !== undefined) return stop(writer, new OwnershipLost({ path: writer.path, detail: problem }))
-      return Effect.succeed(advance(writer, start, batch.length, bytes.length))
-    }
     const written = blocking.write(fd, writer.path, bytes)
-    if (written !== undefined) return failed(written)
-    if (journal === undefined) {
-      const synced = blocking.sync(fd, writer.path)
-      return synced === undefined ? checked() : failed(synced)
+    const synced = written ?? (journal === undefined ? blocking.sync(fd, writer.path) : undefined)
+    if (synced !== undefined) {
+      cutBlocking(writer, fd, start.offset, blocking)
+      return Effect.fail(RegularFile.atPath(writer.path)(synced))
     }
+    if (journal === undefined) return checkedBlocking(writer, start, batch.length, bytes.length, blocking)
     const chunk = { session, file: writer.file, offset: start.offset, bytes }
     const committed = journal.commitBlocking(chunk, blocking)
-    if (committed === "busy") {
-      return Effect.flatMap(Effect.exit(journal.commit(chunk)), (exit): Effect.Effect<number, OwnershipLost | JournalCommitter.Error> => {
-        if (Exit.isSuccess(exit)) return checked()
-        const cut = blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)
-        if (cut !== undefined) writer.lost = uncut(writer)
-        return Effect.failCause(exit.cause)
-      })
+    if (committed === undefined) return checkedBlocking(writer, start, batch.length, bytes.length, blocking)
+    if (committed !== "busy") {
+      cutBlocking(writer, fd, start.offset, blocking)
+      return Effect.fail(committed)
     }
-    return committed === undefined ? checked() : failed(committed)
+    return Effect.flatMap(Effect.exit(journal.commit(chunk)), (exit): Effect.Effect<number, OwnershipLost | JournalCommitter.Error> => {
+      if (Exit.isSuccess(exit)) return checkedBlocking(writer, start, batch.length, bytes.length, blocking)
+      cutBlocking(writer, fd, start.offset, blocking)
+      return Effect.failCause(exit.cause)
+    })
   })
