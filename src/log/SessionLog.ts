@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Json from "./internal/json.ts"
@@ -116,6 +117,15 @@ export interface Backend {
   readonly announcements?: Stream.Stream<{ readonly session: string; readonly seq: number }, Failure> | undefined
   /** The largest event it stores and reads back (UTF-8 of type + payload JSON); larger ones are refused unbatched. */
   readonly maxEventBytes?: number | undefined
+  /**
+   * Optionally, stores a batch at once, on the calling thread, if the backend can right now (the
+   * file log: a lone batch, with blocking calls): the seq of its first event, or the failure, once
+   * the batch is committed, as `append` answers; `undefined`, having done nothing, if it can't (the
+   * core then calls `append`). The core calls it where it would call `append`, after letting the
+   * fibers ready to run go first (their appends to the session join the batch); it spares a lone
+   * append the effects around `append`.
+   */
+  readonly appendNow?: ((session: SessionId.SessionId, batch: ReadonlyArray<Prepared>) => Result.Result<number, Failure> | undefined) | undefined
 }
 
 /**
@@ -151,6 +161,18 @@ interface Lane {
 }
 
 /**
+ * Resumes in a microtask: after every fiber the scheduler is running now or has ready in the same
+ * batch (they run synchronously, one after another, before microtasks), without waiting a turn of
+ * the event loop.
+ *
+ * @since 0.2.0
+ * @category backends
+ */
+export const afterReadyFibers: Effect.Effect<void> = Effect.callback<void>((resume) => {
+  queueMicrotask(() => resume(Effect.void))
+})
+
+/**
  * Builds the service from a backend's primitives. Needs a scope: subscriptions and the reader of
  * announcements live as long as it.
  *
@@ -176,50 +198,93 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
   }
 
   /**
+   * A batch's appends answered, once the backend answered `stored` for it: its entries are
+   * published, then every waiting append gets its own; answers them all (or the failure) for the
+   * caller that stored its own append.
+   */
+  const settle = (
+    session: SessionId.SessionId,
+    batch: ReadonlyArray<Waiting>,
+    stored: Exit.Exit<number, Failure>
+  ): Exit.Exit<ReadonlyArray<SessionEvent.Entry>, SessionLogError> => {
+    if (Exit.isFailure(stored)) {
+      const failed = Exit.failCause(stored.cause).pipe(Exit.mapError(toError("append", session)))
+      for (const waiting of batch) if (waiting.done !== undefined) Deferred.doneUnsafe(waiting.done, failed)
+      return failed
+    }
+    const entries = batch.map(({ prepared }, i) => SessionEvent.makeEntry(prepared.type, stored.value + i, prepared.time, prepared.data))
+    // Published before acknowledging: whoever subscribes after an append returns never sees it.
+    publish(session, entries)
+    for (let i = 0; i < batch.length; i++) {
+      const done = batch[i]!.done
+      if (done !== undefined) Deferred.doneUnsafe(done, Exit.succeed(entries[i]!))
+    }
+    return Exit.succeed(entries)
+  }
+
+  /** After a batch: what gathered meanwhile goes to a fiber of its own, or the session is free. */
+  const handOff = <A>(session: SessionId.SessionId, lane: Lane, result: A): Effect.Effect<A> => {
+    const next = lane.waiting
+    lane.waiting = []
+    if (next.length === 0) {
+      lanes.delete(session)
+      return Effect.succeed(result)
+    }
+    return Effect.as(Effect.forkIn(Effect.uninterruptible(lead(session, lane, next)), scope), result)
+  }
+
+  /**
+   * If a batch's storing stops unexpectedly (a defect), every append it was to answer fails with
+   * that cause, and the session is free for the next caller: no append waits forever.
+   */
+  const guarded = <A>(session: SessionId.SessionId, lane: Lane, batch: () => ReadonlyArray<Waiting>) =>
+    Effect.onExit<A, never, never, never>((exit) => {
+      if (Exit.isSuccess(exit)) return Effect.void
+      return Effect.sync(() => {
+        lanes.delete(session)
+        const failed = Exit.failCause(Cause.map(exit.cause, toError("append", session)))
+        for (const waiting of [...batch(), ...lane.waiting]) if (waiting.done !== undefined) Deferred.doneUnsafe(waiting.done, failed)
+      })
+    })
+
+  /**
    * Stores one batch for the session and answers its appends, then hands what gathered meanwhile
    * to a fiber of its own, so that a caller's append returns once its batch is stored, however busy
    * the session stays; answers the batch's entries (or failure) for a caller that stores its own
-   * append. If it stops unexpectedly (a defect), every append it was to answer fails with that
-   * cause, and the session is free for the next caller: no append waits forever.
+   * append.
    */
   const lead = (
     session: SessionId.SessionId,
     lane: Lane,
     batch: ReadonlyArray<Waiting>
   ): Effect.Effect<Exit.Exit<ReadonlyArray<SessionEvent.Entry>, SessionLogError>> =>
-    Effect.flatMap(Effect.exit(backend.append(session, batch.map((waiting) => waiting.prepared))), (exit) => {
-      let stored: Exit.Exit<ReadonlyArray<SessionEvent.Entry>, SessionLogError>
-      if (Exit.isSuccess(exit)) {
-        const entries = batch.map(({ prepared }, i) => SessionEvent.makeEntry(prepared.type, exit.value + i, prepared.time, prepared.data))
-        // Published before acknowledging: whoever subscribes after an append returns never sees it.
-        publish(session, entries)
-        for (let i = 0; i < batch.length; i++) {
-          const done = batch[i]!.done
-          if (done !== undefined) Deferred.doneUnsafe(done, Exit.succeed(entries[i]!))
-        }
-        stored = Exit.succeed(entries)
-      } else {
-        const failed = Exit.failCause(exit.cause).pipe(Exit.mapError(toError("append", session)))
-        for (const waiting of batch) if (waiting.done !== undefined) Deferred.doneUnsafe(waiting.done, failed)
-        stored = failed
+    Effect.flatMap(
+      Effect.exit(backend.append(session, batch.map((waiting) => waiting.prepared))),
+      (exit) => handOff(session, lane, settle(session, batch, exit))
+    ).pipe(guarded(session, lane, () => batch))
+
+  /**
+   * The same through the backend's `appendNow`, when it has one: the fibers ready to run go first
+   * (appends among them to this session join the batch), then the batch is stored at once if the
+   * backend can, with no effect around it; through `lead` if it can't.
+   */
+  const leadNow = (
+    appendNow: NonNullable<Backend["appendNow"]>,
+    session: SessionId.SessionId,
+    lane: Lane,
+    own: Waiting
+  ): Effect.Effect<Exit.Exit<ReadonlyArray<SessionEvent.Entry>, SessionLogError>> => {
+    let batch: ReadonlyArray<Waiting> = [own]
+    return Effect.flatMap(afterReadyFibers, () => {
+      if (lane.waiting.length > 0) {
+        batch = [own, ...lane.waiting]
+        lane.waiting = []
       }
-      const next = lane.waiting
-      lane.waiting = []
-      if (next.length === 0) {
-        lanes.delete(session)
-        return Effect.succeed(stored)
-      }
-      return Effect.as(Effect.forkIn(Effect.uninterruptible(lead(session, lane, next)), scope), stored)
-    }).pipe(
-      Effect.onExit((exit) => {
-        if (Exit.isSuccess(exit)) return Effect.void
-        return Effect.sync(() => {
-          lanes.delete(session)
-          const failed = Exit.failCause(Cause.map(exit.cause, toError("append", session)))
-          for (const waiting of [...batch, ...lane.waiting]) if (waiting.done !== undefined) Deferred.doneUnsafe(waiting.done, failed)
-        })
-      })
-    )
+      const stored = appendNow(session, batch.map((waiting) => waiting.prepared))
+      if (stored === undefined) return lead(session, lane, batch)
+      return handOff(session, lane, settle(session, batch, Result.isSuccess(stored) ? Exit.succeed(stored.success) : Exit.fail(stored.failure)))
+    }).pipe(guarded(session, lane, () => batch))
+  }
 
   const append = (session: SessionId.SessionId, type: string, data: unknown) =>
     Clock.clockWith((clock) => {
@@ -241,10 +306,9 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
       // meanwhile after it. Uninterruptible: others wait on what it stores.
       const mine: Lane = { waiting: [] }
       lanes.set(session, mine)
-      return Effect.flatMap(
-        Effect.uninterruptible(lead(session, mine, [{ prepared, done: undefined }])),
-        (stored) => Exit.map(stored, (entries) => entries[0]!)
-      )
+      const own: Waiting = { prepared, done: undefined }
+      const stored = backend.appendNow === undefined ? lead(session, mine, [own]) : leadNow(backend.appendNow, session, mine, own)
+      return Effect.flatMap(Effect.uninterruptible(stored), (exit) => Exit.map(exit, (entries) => entries[0]!))
     })
 
   const read = (session: SessionId.SessionId, options?: ReadOptions): Stream.Stream<SessionEvent.Entry, SessionLogError> =>

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Stream } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Result, Stream } from "effect"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
 import { Corrupt } from "../../src/log/SessionLogError.ts"
@@ -28,6 +28,88 @@ const arrayBackend = (before: (batch: ReadonlyArray<SessionLog.Prepared>) => Eff
   }
   return { backend, entries, batches }
 }
+
+/**
+ * The array backend with `appendNow`: `now` says what it does with a batch (store it at once,
+ * decline it, fail it, or throw); every call is logged.
+ */
+const nowBackend = (now: (batch: ReadonlyArray<SessionLog.Prepared>) => "store" | "decline" | "throw" | Error = () => "store") => {
+  const base = arrayBackend()
+  const calls: Array<string> = []
+  const backend: SessionLog.Backend = {
+    ...base.backend,
+    append: (s, batch) => Effect.andThen(Effect.sync(() => calls.push(`append ${batch.length}`)), base.backend.append(s, batch)),
+    appendNow: (_, batch) => {
+      const what = now(batch)
+      if (what === "decline") {
+        calls.push(`declined ${batch.length}`)
+        return undefined
+      }
+      if (what === "throw") throw new Error("a bug in appendNow")
+      if (what instanceof Error) return Result.fail(what)
+      calls.push(`now ${batch.length}`)
+      const first = base.entries.length
+      for (const [i, p] of batch.entries()) base.entries.push(SessionEvent.makeEntry(p.type, first + i, p.time, p.data))
+      return Result.succeed(first)
+    }
+  }
+  return { backend, calls, entries: base.entries }
+}
+
+describe("SessionLog.make with a backend's appendNow", () => {
+  it.effect("a lone append is stored at once, with no call to append; it is published before it returns, and reads back", () =>
+    Effect.gen(function*() {
+      const { backend, calls } = nowBackend()
+      const log = yield* SessionLog.make(backend)
+      const live = yield* log.subscribe
+      const entry = yield* log.append(session, "x", { n: 1 })
+      assert.strictEqual(entry.seq, 0)
+      assert.deepStrictEqual(calls, ["now 1"])
+      assert.deepStrictEqual((yield* Stream.runCollect(Stream.take(live, 1))).map((c) => c.entry), [entry])
+      assert.deepStrictEqual(yield* Stream.runCollect(log.read(session)), [entry])
+    }).pipe(Effect.scoped))
+
+  it.effect("appends that come while the first lets the ready fibers go first join its batch", () =>
+    Effect.gen(function*() {
+      const { backend, calls } = nowBackend()
+      const log = yield* SessionLog.make(backend)
+      const entries = yield* Effect.forEach([0, 1, 2, 3, 4], (i) => log.append(session, "x", i), { concurrency: "unbounded" })
+      assert.deepStrictEqual(entries.map((e) => [e.seq, e.data]), [[0, 0], [1, 1], [2, 2], [3, 3], [4, 4]])
+      assert.deepStrictEqual(calls, ["now 5"], "one batch for the burst")
+    }))
+
+  it.effect("a batch appendNow declines goes through append", () =>
+    Effect.gen(function*() {
+      const { backend, calls } = nowBackend(() => "decline")
+      const log = yield* SessionLog.make(backend)
+      assert.strictEqual((yield* log.append(session, "x", 1)).seq, 0)
+      assert.deepStrictEqual(calls, ["declined 1", "append 1"])
+    }))
+
+  it.effect("appendNow's failure fails the append as a storage failure, and the session takes the next", () =>
+    Effect.gen(function*() {
+      let broken = true
+      const cause = new Error("EIO: i/o error, write")
+      const { backend } = nowBackend(() => (broken ? cause : "store"))
+      const log = yield* SessionLog.make(backend)
+      const error = failureOf(yield* Effect.exit(log.append(session, "x", 1)))
+      assert.strictEqual(error.reason._tag, "StorageFailure")
+      assert.strictEqual(error.cause, cause)
+      broken = false
+      assert.strictEqual((yield* log.append(session, "x", 2)).seq, 0)
+    }))
+
+  it.effect("an appendNow that throws fails every append of its batch; the session takes the next append", () =>
+    Effect.gen(function*() {
+      let broken = true
+      const { backend } = nowBackend(() => (broken ? "throw" : "store"))
+      const log = yield* SessionLog.make(backend)
+      const exits = yield* Effect.forEach([1, 2, 3], (i) => Effect.exit(log.append(session, "x", i)), { concurrency: "unbounded" })
+      for (const exit of exits) assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
+      broken = false
+      assert.strictEqual((yield* log.append(session, "x", 4)).seq, 0)
+    }))
+})
 
 describe("SessionLog.make, the core every backend is built on", () => {
   it.effect("groups appends that arrive while a batch is being stored into the next batch", () =>

@@ -44,12 +44,13 @@ interface Chunk {
 export interface Committer {
   /** Makes a batch already written to its session file durable: answers once the journal is synced. */
   readonly commit: (chunk: Omit<Chunk, "done">) => Effect.Effect<void, Error>
+  /** Whether `commitBlocking` may run: the committer is not at work, and the journal takes blocking calls. */
+  readonly idle: () => boolean
   /**
-   * The same for a lone batch, at once, on the calling thread with blocking calls: `undefined` once
-   * the journal is synced, or the failure; `"busy"`, having done nothing, while the committer is at
-   * work (or the journal can't take blocking calls): then `commit` it.
+   * The same for a lone batch, at once, on the calling thread with blocking calls, while `idle`:
+   * `undefined` once the journal is synced, or the failure.
    */
-  readonly commitBlocking: (chunk: Omit<Chunk, "done">, blocking: BlockingIo.Blocking) => Error | "busy" | undefined
+  readonly commitBlocking: (chunk: Omit<Chunk, "done">, blocking: BlockingIo.Blocking) => Error | undefined
   /** A writer closing: its file's journaled batches become durable in the file itself. */
   readonly release: (file: FileSystem.File) => Effect.Effect<void>
 }
@@ -173,13 +174,15 @@ export const make = Effect.fnUntraced(function*(
       yield* checkpointIfDue
     })
 
-  /** The same as `store` for one chunk, with blocking calls, if the committer is idle. */
-  const storeBlocking = (chunk: Omit<Chunk, "done">, blocking: BlockingIo.Blocking): Error | "busy" | undefined => {
-    if (busy) return "busy"
-    if (broken !== undefined) return broken
+  const idle = () => !busy && BlockingIo.descriptorOf(current.file) !== undefined
+
+  /** The same as `store` for one chunk, with blocking calls, while the committer is idle. */
+  const storeBlocking = (chunk: Omit<Chunk, "done">, blocking: BlockingIo.Blocking): Error | undefined => {
     const generation = current
     const fd = BlockingIo.descriptorOf(generation.file)
-    if (fd === undefined) return "busy"
+    // Never beside the committer's own writes (a caller checks `idle` first; this holds it to that).
+    if (busy || fd === undefined) return new StorageFailure({ detail: `the journal ${generation.path} is being written by its committer` })
+    if (broken !== undefined) return broken
     const bytes = recordsOf([chunk])
     const failed = blocking.write(fd, generation.path, bytes) ?? blocking.sync(fd, generation.path)
     if (failed !== undefined) {
@@ -233,6 +236,7 @@ export const make = Effect.fnUntraced(function*(
 
   return {
     commit,
+    idle,
     commitBlocking: storeBlocking,
     release: (f) =>
       Effect.andThen(f.sync, Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f)))).pipe(

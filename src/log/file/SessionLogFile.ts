@@ -230,6 +230,7 @@ export const layerFileSystem = (
       // Acknowledged appends a dead process left only in its journal go into their files first.
       yield* Recovery.recoverAll(fs, path, directory, self).pipe(Effect.mapError(SessionLog.toError("recover")))
       const io = BlockingIo.choose(fs, yield* BlockingIo.BlockingIo, valid.blocking !== false)
+      const blocking = io.alone
       const journal = valid.journal === undefined || valid.journal === false
         ? undefined
         : yield* JournalCommitter.make(fs, path, directory, layerScope, self, {
@@ -237,7 +238,6 @@ export const layerFileSystem = (
             4 * 1024 * 1024,
           io: io.shared
         }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
-      const durability: Writer.Durability = { io: io.shared, blocking: io.alone, journal }
 
       const writers = yield* Writers.make({
         fs,
@@ -277,8 +277,11 @@ export const layerFileSystem = (
       }
 
       return yield* SessionLog.make({
-        append: (session, batch) =>
-          writers.use(session, (writer, lone) => Writer.append(session, writer, batch, durability, lone)),
+        append: (session, batch) => writers.use(session, (writer) => Writer.append(session, writer, batch, io.shared, journal)),
+        // A lone batch, at once, with blocking calls, where the log may block.
+        appendNow: blocking === undefined
+          ? undefined
+          : (session, batch) => writers.now(session, (writer) => Writer.appendNow(session, writer, batch, blocking, journal)),
         read,
         sessions: Effect.map(
           fs.readDirectory(directory),

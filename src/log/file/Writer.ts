@@ -10,9 +10,9 @@
  * writer (`OwnershipLost`) instead of acknowledging appends another writer may interleave with, or
  * that went to a deleted file. Two `lstat`s per batch, none per entry.
  *
- * A lone batch (no other session appending) makes its calls blocking, through `BlockingIo`, as one
- * synchronous step, and in journal mode writes and syncs the journal itself, with no hop to the
- * committer.
+ * A lone batch (no other session appending) is written at once (`appendNow`), with blocking calls
+ * through `BlockingIo`, as one synchronous step, and in journal mode writes and syncs the journal
+ * itself, with no hop to the committer.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -112,16 +112,6 @@ export const open = Effect.fnUntraced(function*(
   return { path, file, lock, opened, end, lost: undefined } satisfies Writer
 })
 
-/** How batches are written and made durable. */
-export interface Durability {
-  /** The calls of a batch that goes through the thread pool (its writes and lstats may be made in place). */
-  readonly io: BlockingIo.Io
-  /** The blocking calls a lone batch makes; none when the log may not block. */
-  readonly blocking: BlockingIo.Blocking | undefined
-  /** The journal that makes batches durable, or none: an fsync of the session file does. */
-  readonly journal: JournalCommitter.Committer | undefined
-}
-
 /**
  * Why the session file at the writer's path (`found`, its `lstat`) is no longer what this writer
  * wrote, ending at `end`, if it isn't.
@@ -148,10 +138,12 @@ const linesOf = (batch: ReadonlyArray<SessionLog.Prepared>, start: Scanner.Posit
 }
 
 /** The writer stops: every append through it fails with `lost` from now on. */
-const stop = (writer: Writer, lost: OwnershipLost) => {
+const lose = (writer: Writer, lost: OwnershipLost) => {
   writer.lost = lost
-  return Effect.fail(lost)
+  return lost
 }
+
+const stop = (writer: Writer, lost: OwnershipLost) => Effect.fail(lose(writer, lost))
 
 /** The batch is durable in the file the writer holds: its end moves past it. */
 const advance = (writer: Writer, start: Scanner.Position, entries: number, bytes: number): number => {
@@ -167,27 +159,12 @@ const uncut = (writer: Writer) =>
   new OwnershipLost({ path: writer.path, detail: "a failed write could not be cut from the file; reopening the log repairs it" })
 
 /**
- * Writes a batch after the writer's end and makes it durable; answers the seq of its first entry.
- * A lone batch (`alone`) makes blocking calls, if the log may; any other goes through `io`.
- * A batch that fails is cut from the file; if it can't be, the writer stops (`OwnershipLost`) rather
- * than append after bytes it can't account for.
+ * Writes a batch after the writer's end and makes it durable, through `io`: each call an effect,
+ * the fsync (or the journal's committer) through the thread pool. Answers the seq of its first
+ * entry. A batch that fails is cut from the file; if it can't be, the writer stops
+ * (`OwnershipLost`) rather than append after bytes it can't account for.
  */
-export const append = (
-  session: string,
-  writer: Writer,
-  batch: ReadonlyArray<SessionLog.Prepared>,
-  durability: Durability,
-  alone: boolean
-) => {
-  const blocking = alone ? durability.blocking : undefined
-  const fd = blocking === undefined ? undefined : BlockingIo.descriptorOf(writer.file)
-  return blocking === undefined || fd === undefined
-    ? appendThrough(session, writer, batch, durability.io, durability.journal)
-    : appendBlocking(session, writer, fd, batch, blocking, durability.journal)
-}
-
-/** A batch through `io`: each call an effect, fsyncs (or the journal's committer) through the thread pool. */
-const appendThrough = Effect.fnUntraced(function*(
+export const append = Effect.fnUntraced(function*(
   session: string,
   writer: Writer,
   batch: ReadonlyArray<SessionLog.Prepared>,
@@ -218,63 +195,42 @@ const appendThrough = Effect.fnUntraced(function*(
   return advance(writer, start, batch.length, bytes.length)
 })
 
-/** A failed lone batch is cut from the session file (see `appendThrough`); if it can't be, the writer stops. */
-const cutBlocking = (writer: Writer, fd: number, offset: number, blocking: BlockingIo.Blocking) => {
-  if ((blocking.truncate(fd, writer.path, offset) ?? blocking.sync(fd, writer.path)) !== undefined) writer.lost = uncut(writer)
-}
-
-/** A lone batch is durable: is it in the file the path names, where it ends? (See `appendThrough`.) */
-const checkedBlocking = (
-  writer: Writer,
-  start: Scanner.Position,
-  entries: number,
-  bytes: number,
-  blocking: BlockingIo.Blocking
-): Effect.Effect<number, OwnershipLost> => {
-  const found = blocking.lstat(writer.path)
-  const problem = Result.isFailure(found) ? uncheckable(found.failure) : displacement(writer, found.success, start.offset + bytes)
-  if (problem !== undefined) return stop(writer, new OwnershipLost({ path: writer.path, detail: problem }))
-  return Effect.succeed(advance(writer, start, entries, bytes))
-}
+/** What a batch written at once fails with. */
+export type Failure = OwnershipLost | PlatformError.PlatformError | JournalCommitter.Error
 
 /**
- * A lone batch with blocking calls on the calling thread: the same steps as `appendThrough`, run as
- * one synchronous step (no effect per call), except when the journal's committer is at work: then
- * the batch waits for it like any other.
+ * The same steps as `append`, at once, with blocking calls on the calling thread, for a lone batch:
+ * the seq of its first entry or the failure, once durable (or not); `undefined`, having done
+ * nothing, if it can't be written so (a file with no descriptor, or the journal's committer at work).
  */
-const appendBlocking = (
+export const appendNow = (
   session: string,
   writer: Writer,
-  fd: number,
   batch: ReadonlyArray<SessionLog.Prepared>,
   blocking: BlockingIo.Blocking,
   journal: JournalCommitter.Committer | undefined
-): Effect.Effect<number, OwnershipLost | PlatformError.PlatformError | JournalCommitter.Error> =>
-  Effect.suspend(() => {
-    if (writer.lost !== undefined) return Effect.fail(writer.lost)
-    const held = blocking.lstat(writer.lock.path)
-    if (Result.isFailure(held)) return Effect.fail(held.failure)
-    const lockLost = writer.lock.verify(held.success)
-    if (lockLost !== undefined) return stop(writer, lockLost)
-    const start = writer.end
-    const bytes = linesOf(batch, start)
-    const written = blocking.write(fd, writer.path, bytes)
-    const synced = written ?? (journal === undefined ? blocking.sync(fd, writer.path) : undefined)
-    if (synced !== undefined) {
-      cutBlocking(writer, fd, start.offset, blocking)
-      return Effect.fail(RegularFile.atPath(writer.path)(synced))
-    }
-    if (journal === undefined) return checkedBlocking(writer, start, batch.length, bytes.length, blocking)
-    const chunk = { session, file: writer.file, offset: start.offset, bytes }
-    const committed = journal.commitBlocking(chunk, blocking)
-    if (committed === undefined) return checkedBlocking(writer, start, batch.length, bytes.length, blocking)
-    if (committed !== "busy") {
-      cutBlocking(writer, fd, start.offset, blocking)
-      return Effect.fail(committed)
-    }
-    return Effect.flatMap(Effect.exit(journal.commit(chunk)), (exit): Effect.Effect<number, OwnershipLost | JournalCommitter.Error> => {
-      if (Exit.isSuccess(exit)) return checkedBlocking(writer, start, batch.length, bytes.length, blocking)
-      cutBlocking(writer, fd, start.offset, blocking)
-      return Effect.failCause(exit.cause)
-    })
-  })
+): Result.Result<number, Failure> | undefined => {
+  const fd = BlockingIo.descriptorOf(writer.file)
+  if (fd === undefined || (journal !== undefined && !journal.idle())) return undefined
+  if (writer.lost !== undefined) return Result.fail(writer.lost)
+  const held = blocking.lstat(writer.lock.path)
+  if (Result.isFailure(held)) return Result.fail(held.failure)
+  const lockLost = writer.lock.verify(held.success)
+  if (lockLost !== undefined) return Result.fail(lose(writer, lockLost))
+  const start = writer.end
+  const bytes = linesOf(batch, start)
+  const failed = blocking.write(fd, writer.path, bytes) ?? (journal === undefined ? blocking.sync(fd, writer.path) : undefined)
+  const durable = failed === undefined && journal !== undefined
+    ? journal.commitBlocking({ session, file: writer.file, offset: start.offset, bytes }, blocking)
+    : failed === undefined ? undefined : RegularFile.atPath(writer.path)(failed)
+  if (durable !== undefined) {
+    // Not durable: the batch is cut from the session file (see `append`).
+    if ((blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)) !== undefined) writer.lost = uncut(writer)
+    return Result.fail(durable)
+  }
+  // Durable: is it in the file the path names, where this batch ends? (See `append`.)
+  const found = blocking.lstat(writer.path)
+  const problem = Result.isFailure(found) ? uncheckable(found.failure) : displacement(writer, found.success, start.offset + bytes.length)
+  if (problem !== undefined) return Result.fail(lose(writer, new OwnershipLost({ path: writer.path, detail: problem })))
+  return Result.succeed(advance(writer, start, batch.length, bytes.length))
+}

@@ -5,16 +5,12 @@
  * (`open`) stays held until the log closes; so does a writer that lost its session, which must go on
  * refusing appends.
  *
- * The pool also tells each batch whether it is alone: no other batch in flight, and either no batch
- * at all started within `contentionWindowMs`, or the last `aloneAfterBatches` batches were all this
- * session's. A lone batch may block the thread on its fsync (see `BlockingIo`); batches of sessions
- * appending concurrently go through the thread pool, where their fsyncs (or their shared journal's)
- * overlap. A lone batch first lets the fibers already ready to run go ahead of it (it resumes in a
- * microtask, after them), so that appends already on their way queue behind it (one batch for a
- * burst, not one blocking fsync each) and other sessions' batches start, making it contended. A
- * microtask, not a turn of the event loop (`Effect.yieldNow`): that turn cost about a fifth of a lone
- * append's CPU. What it no longer waits for is I/O that completes in that turn: an append that such
- * I/O would start meets this batch's blocking fsync, once; by then the contention window holds.
+ * The pool also decides which batches are alone: no other batch in flight, and either no batch at
+ * all started within `contentionWindowMs`, or the last `aloneAfterBatches` batches were all this
+ * session's. A lone batch is written at once, blocking the thread on its fsync (`now`, see
+ * `BlockingIo`); batches of sessions appending concurrently go through the thread pool (`use`),
+ * where their fsyncs (or their shared journal's) overlap. (Before a lone batch, the log core lets
+ * the fibers ready to run go first: appends on their way join it, or make it contended.)
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -62,19 +58,12 @@ export const contentionWindowMs = 50
 /** How many batches in a row one session must have started to count as alone however fast it appends. */
 export const aloneAfterBatches = 8
 
-/**
- * Resumes in a microtask: after every fiber the scheduler is running now or has ready in the same
- * batch (they run synchronously, one after another, before microtasks), without waiting a turn of
- * the event loop.
- */
-const afterReadyFibers: Effect.Effect<void> = Effect.callback<void>((resume) => {
-  queueMicrotask(() => resume(Effect.void))
-})
-
 /** Starts the pool in the current scope: its writers, and the sweeper that closes idle ones, live as long. */
 export const make = Effect.fnUntraced(function*(options: Options) {
   const { fs, path, directory, journal } = options
   const layerScope = yield* Effect.scope
+  // The clock of the fiber that builds the pool, as its sweeper's: read at once by `now`.
+  const clock = yield* Clock.Clock
   const held = new Map<SessionId.SessionId, Held>()
   const opening = yield* Semaphore.make(1)
   let inFlight = 0
@@ -125,34 +114,40 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     /** Opens the session now and holds it until the log closes. */
     pin: (session: SessionId.SessionId) => Effect.asVoid(open(session, true)),
     /**
-     * Runs `f` with the session's writer, opening it if need be, and whether its batch is alone; the
-     * writer stays open while `f` runs.
+     * Runs `f` with the session's writer for a batch that is alone, at once, if the writer is open
+     * and the batch alone: what `f` answers, or `undefined` if it can't (`f` may answer that too).
      */
-    use: <A, E>(session: SessionId.SessionId, f: (writer: Writer.Writer, alone: boolean) => Effect.Effect<A, E>) => {
+    now: <A>(session: SessionId.SessionId, f: (writer: Writer.Writer) => A | undefined): A | undefined => {
+      const entry = held.get(session)
+      if (entry === undefined || inFlight !== 0) return undefined
+      const now = clock.currentTimeMillisUnsafe()
+      const row = lastSession === session ? inARow + 1 : 1
+      if (now - lastStarted < contentionWindowMs && row <= aloneAfterBatches) return undefined
+      // Nothing runs beside `f` (it blocks the thread): the writer can't be closed under it.
+      const result = f(entry.writer)
+      if (result === undefined) return undefined
+      inARow = row
+      lastSession = session
+      lastStarted = now
+      entry.lastUsed = clock.currentTimeMillisUnsafe()
+      return result
+    },
+    /** Runs `f` with the session's writer, opening it if need be; the writer stays open while `f` runs. */
+    use: <A, E>(session: SessionId.SessionId, f: (writer: Writer.Writer) => Effect.Effect<A, E>) => {
       const run = (entry: Held) => {
         // Marked busy before anything can yield, so the sweeper never closes it under `f`.
         entry.busy++
         inFlight++
+        inARow = lastSession === session ? inARow + 1 : 1
+        lastSession = session
+        lastStarted = clock.currentTimeMillisUnsafe()
         return Effect.ensuring(
-          Clock.clockWith((clock) => {
-            const now = clock.currentTimeMillisUnsafe()
-            inARow = lastSession === session ? inARow + 1 : 1
-            const alone = inFlight === 1 && (now - lastStarted >= contentionWindowMs || inARow > aloneAfterBatches)
-            lastSession = session
-            lastStarted = now
-            if (!alone) return f(entry.writer, false)
-            // Before blocking the thread, the fibers ready to run go first: appends already on their way
-            // (a burst to this session, another session's) arrive meanwhile, so they queue behind this
-            // batch and go into the next one together, or make this one count as contended.
-            return Effect.andThen(afterReadyFibers, Effect.suspend(() => f(entry.writer, inFlight === 1)))
-          }),
-          Clock.clockWith((clock) =>
-            Effect.sync(() => {
-              inFlight--
-              entry.busy--
-              entry.lastUsed = clock.currentTimeMillisUnsafe()
-            })
-          )
+          f(entry.writer),
+          Effect.sync(() => {
+            inFlight--
+            entry.busy--
+            entry.lastUsed = clock.currentTimeMillisUnsafe()
+          })
         )
       }
       return Effect.suspend(() => {
