@@ -163,12 +163,10 @@ interface Lane {
 /**
  * Resumes in a microtask: after every fiber the scheduler is running now or has ready in the same
  * batch (they run synchronously, one after another, before microtasks), without waiting a turn of
- * the event loop.
- *
- * @since 0.2.0
- * @category backends
+ * the event loop (`Effect.yieldNow`, a `setImmediate`, costs several times more). What it doesn't
+ * wait for is I/O completing in that turn: an append such I/O starts comes after this batch.
  */
-export const afterReadyFibers: Effect.Effect<void> = Effect.callback<void>((resume) => {
+const afterReadyFibers: Effect.Effect<void> = Effect.callback<void>((resume) => {
   queueMicrotask(() => resume(Effect.void))
 })
 
