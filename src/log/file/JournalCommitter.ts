@@ -64,8 +64,6 @@ interface Generation {
   readonly scope: Scope.Closeable
 }
 
-const encoder = new TextEncoder()
-
 /** Starts this instance's journal in `directory`; it lives, and is closed, with `scope`. */
 export const make = Effect.fnUntraced(function*(
   fs: FileSystem.FileSystem,
@@ -128,7 +126,7 @@ export const make = Effect.fnUntraced(function*(
   const recordsOf = (batch: ReadonlyArray<Omit<Chunk, "done">>): Uint8Array => {
     const parts: Array<Uint8Array> = []
     for (const chunk of batch) {
-      parts.push(encoder.encode(Journal.recordHeader(chunk.session, chunk.offset, chunk.bytes.length)), chunk.bytes)
+      parts.push(Format.encodeLines(Journal.recordHeader(chunk.session, chunk.offset, chunk.bytes.length)), chunk.bytes)
     }
     return Format.concat(parts)
   }
