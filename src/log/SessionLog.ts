@@ -11,17 +11,15 @@
  *
  * @since 0.2.0
  */
-import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as GroupCommit from "./internal/groupCommit.ts"
 import * as Json from "./internal/json.ts"
 import * as Memory from "./internal/memory.ts"
 import * as StorageFailure from "./internal/storageFailure.ts"
@@ -135,40 +133,13 @@ export interface Backend {
  * @since 0.2.0
  * @category backends
  */
-export const toError = (method: string, session?: string) => (failure: Failure): SessionLogError => {
-  if (failure instanceof SessionLogError) return failure
-  if (failure instanceof Error) {
-    return SessionLogError.fromReason({ method, session, reason: StorageFailure.fromError(failure), cause: failure })
-  }
-  return SessionLogError.fromReason({ method, session, reason: failure })
-}
+export const toError: (method: string, session?: string) => (failure: Failure) => SessionLogError = StorageFailure.toError
 
 /** An id from a caller that got around the type is refused before any I/O: ids become file names and keys. */
 const invalidId = (method: string, session: unknown): SessionLogError => {
   const id = JSON.stringify(String(session))
   return SessionLogError.fromReason({ method, session: id, reason: new InvalidSessionId({ detail: `${id} is not a SessionId` }) })
 }
-
-interface Waiting {
-  readonly prepared: Prepared
-  /** Where its answer goes; none for the caller that stores the batch, which gets it directly. */
-  readonly done: Deferred.Deferred<SessionEvent.Entry, SessionLogError> | undefined
-}
-
-/** A session's appends: while one batch is being stored, the next gathers in `waiting`. */
-interface Lane {
-  waiting: Array<Waiting>
-}
-
-/**
- * Resumes in a microtask: after every fiber the scheduler is running now or has ready in the same
- * batch (they run synchronously, one after another, before microtasks), without waiting a turn of
- * the event loop (`Effect.yieldNow`, a `setImmediate`, costs several times more). What it doesn't
- * wait for is I/O completing in that turn: an append such I/O starts comes after this batch.
- */
-const afterReadyFibers: Effect.Effect<void> = Effect.callback<void>((resume) => {
-  queueMicrotask(() => resume(Effect.void))
-})
 
 /**
  * Builds the service from a backend's primitives. Needs a scope: subscriptions and the reader of
@@ -180,7 +151,6 @@ const afterReadyFibers: Effect.Effect<void> = Effect.callback<void>((resume) => 
 export const make = Effect.fnUntraced(function*(backend: Backend) {
   const scope = yield* Effect.scope
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SessionEvent.Committed>(), PubSub.shutdown)
-  const lanes = new Map<SessionId.SessionId, Lane>()
   // The last seq published per session, kept only when other processes' commits arrive too, so
   // that each entry goes out once.
   const published = backend.announcements === undefined ? undefined : new Map<SessionId.SessionId, number>()
@@ -195,94 +165,7 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
     }
   }
 
-  /**
-   * A batch's appends answered, once the backend answered `stored` for it: its entries are
-   * published, then every waiting append gets its own; answers them all (or the failure) for the
-   * caller that stored its own append.
-   */
-  const settle = (
-    session: SessionId.SessionId,
-    batch: ReadonlyArray<Waiting>,
-    stored: Exit.Exit<number, Failure>
-  ): Exit.Exit<ReadonlyArray<SessionEvent.Entry>, SessionLogError> => {
-    if (Exit.isFailure(stored)) {
-      const failed = Exit.failCause(stored.cause).pipe(Exit.mapError(toError("append", session)))
-      for (const waiting of batch) if (waiting.done !== undefined) Deferred.doneUnsafe(waiting.done, failed)
-      return failed
-    }
-    const entries = batch.map(({ prepared }, i) => SessionEvent.makeEntry(prepared.type, stored.value + i, prepared.time, prepared.data))
-    // Published before acknowledging: whoever subscribes after an append returns never sees it.
-    publish(session, entries)
-    for (let i = 0; i < batch.length; i++) {
-      const done = batch[i]!.done
-      if (done !== undefined) Deferred.doneUnsafe(done, Exit.succeed(entries[i]!))
-    }
-    return Exit.succeed(entries)
-  }
-
-  /** After a batch: what gathered meanwhile goes to a fiber of its own, or the session is free. */
-  const handOff = <A>(session: SessionId.SessionId, lane: Lane, result: A): Effect.Effect<A> => {
-    const next = lane.waiting
-    lane.waiting = []
-    if (next.length === 0) {
-      lanes.delete(session)
-      return Effect.succeed(result)
-    }
-    return Effect.as(Effect.forkIn(Effect.uninterruptible(lead(session, lane, next)), scope), result)
-  }
-
-  /**
-   * If a batch's storing stops unexpectedly (a defect), every append it was to answer fails with
-   * that cause, and the session is free for the next caller: no append waits forever.
-   */
-  const guarded = <A>(session: SessionId.SessionId, lane: Lane, batch: () => ReadonlyArray<Waiting>) =>
-    Effect.onExit<A, never, never, never>((exit) => {
-      if (Exit.isSuccess(exit)) return Effect.void
-      return Effect.sync(() => {
-        lanes.delete(session)
-        const failed = Exit.failCause(Cause.map(exit.cause, toError("append", session)))
-        for (const waiting of [...batch(), ...lane.waiting]) if (waiting.done !== undefined) Deferred.doneUnsafe(waiting.done, failed)
-      })
-    })
-
-  /**
-   * Stores one batch for the session and answers its appends, then hands what gathered meanwhile
-   * to a fiber of its own, so that a caller's append returns once its batch is stored, however busy
-   * the session stays; answers the batch's entries (or failure) for a caller that stores its own
-   * append.
-   */
-  const lead = (
-    session: SessionId.SessionId,
-    lane: Lane,
-    batch: ReadonlyArray<Waiting>
-  ): Effect.Effect<Exit.Exit<ReadonlyArray<SessionEvent.Entry>, SessionLogError>> =>
-    Effect.flatMap(
-      Effect.exit(backend.append(session, batch.map((waiting) => waiting.prepared))),
-      (exit) => handOff(session, lane, settle(session, batch, exit))
-    ).pipe(guarded(session, lane, () => batch))
-
-  /**
-   * The same through the backend's `appendNow`, when it has one: the fibers ready to run go first
-   * (appends among them to this session join the batch), then the batch is stored at once if the
-   * backend can, with no effect around it; through `lead` if it can't.
-   */
-  const leadNow = (
-    appendNow: NonNullable<Backend["appendNow"]>,
-    session: SessionId.SessionId,
-    lane: Lane,
-    own: Waiting
-  ): Effect.Effect<Exit.Exit<ReadonlyArray<SessionEvent.Entry>, SessionLogError>> => {
-    let batch: ReadonlyArray<Waiting> = [own]
-    return Effect.flatMap(afterReadyFibers, () => {
-      if (lane.waiting.length > 0) {
-        batch = [own, ...lane.waiting]
-        lane.waiting = []
-      }
-      const stored = appendNow(session, batch.map((waiting) => waiting.prepared))
-      if (stored === undefined) return lead(session, lane, batch)
-      return handOff(session, lane, settle(session, batch, Result.isSuccess(stored) ? Exit.succeed(stored.success) : Exit.fail(stored.failure)))
-    }).pipe(guarded(session, lane, () => batch))
-  }
+  const store = GroupCommit.make(backend, scope, publish)
 
   const append = (session: SessionId.SessionId, type: string, data: unknown) =>
     Clock.clockWith((clock) => {
@@ -293,20 +176,7 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
           SessionLogError.fromReason({ method: "append", session, reason: new InvalidPayload({ detail: encoded.problem }) })
         )
       }
-      const prepared: Prepared = { type, time: clock.currentTimeMillisUnsafe(), data: encoded.copy, json: encoded.json }
-      const lane = lanes.get(session)
-      if (lane !== undefined) {
-        const done = Deferred.makeUnsafe<SessionEvent.Entry, SessionLogError>()
-        lane.waiting.push({ prepared, done })
-        return Deferred.await(done)
-      }
-      // No batch is being stored for this session: this caller stores it, and whatever arrives
-      // meanwhile after it. Uninterruptible: others wait on what it stores.
-      const mine: Lane = { waiting: [] }
-      lanes.set(session, mine)
-      const own: Waiting = { prepared, done: undefined }
-      const stored = backend.appendNow === undefined ? lead(session, mine, [own]) : leadNow(backend.appendNow, session, mine, own)
-      return Effect.flatMap(Effect.uninterruptible(stored), (exit) => Exit.map(exit, (entries) => entries[0]!))
+      return store(session, { type, time: clock.currentTimeMillisUnsafe(), data: encoded.copy, json: encoded.json })
     })
 
   const read = (session: SessionId.SessionId, options?: ReadOptions): Stream.Stream<SessionEvent.Entry, SessionLogError> =>

@@ -229,14 +229,13 @@ export const layerFileSystem = (
       yield* fs.makeDirectory(directory, { recursive: true }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
       // Acknowledged appends a dead process left only in its journal go into their files first.
       yield* Recovery.recoverAll(fs, path, directory, self).pipe(Effect.mapError(SessionLog.toError("recover")))
-      const io = BlockingIo.choose(fs, yield* BlockingIo.BlockingIo, valid.blocking !== false)
-      const blocking = io.alone
+      const { alone: blocking, shared } = BlockingIo.choose(fs, yield* BlockingIo.BlockingIo, valid.blocking !== false)
       const journal = valid.journal === undefined || valid.journal === false
         ? undefined
         : yield* JournalCommitter.make(fs, path, directory, layerScope, self, {
           checkpointBytes: (typeof valid.journal === "object" ? valid.journal.checkpointBytes : undefined) ??
             4 * 1024 * 1024,
-          io: io.shared
+          io: shared
         }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
 
       const writers = yield* Writers.make({
@@ -277,8 +276,7 @@ export const layerFileSystem = (
       }
 
       return yield* SessionLog.make({
-        append: (session, batch) => writers.use(session, (writer) => Writer.append(session, writer, batch, io.shared, journal)),
-        // A lone batch, at once, with blocking calls, where the log may block.
+        append: (session, batch) => writers.use(session, (writer) => Writer.append(session, writer, batch, shared, journal)),
         appendNow: blocking === undefined
           ? undefined
           : (session, batch) => writers.now(session, (writer) => Writer.appendNow(session, writer, batch, blocking, journal)),

@@ -5,7 +5,8 @@
  * itself stays the cause, for the operator's log.
  */
 import * as PlatformError from "effect/PlatformError"
-import { StorageFailure, type StorageFailureKind } from "../SessionLogError.ts"
+import type { Failure } from "../SessionLog.ts"
+import { SessionLogError, StorageFailure, type StorageFailureKind } from "../SessionLogError.ts"
 
 const byCode: Record<string, readonly [StorageFailureKind, string]> = {
   ENOSPC: ["DiskFull", "the disk is full"],
@@ -44,4 +45,11 @@ export const fromError = (error: Error): StorageFailure => {
     : ` on ${reason.pathOrDescriptor}`
   const operation = `${reason.syscall ?? `${reason.module}.${reason.method}`}${target}`
   return new StorageFailure({ kind, detail: `${plain} (${code}, ${operation})` })
+}
+
+/** A backend failure as the log's error (see `SessionLog.toError`). */
+export const toError = (method: string, session?: string) => (failure: Failure): SessionLogError => {
+  if (failure instanceof SessionLogError) return failure
+  if (failure instanceof Error) return SessionLogError.fromReason({ method, session, reason: fromError(failure), cause: failure })
+  return SessionLogError.fromReason({ method, session, reason: failure })
 }
