@@ -219,14 +219,16 @@ export const appendNow = (
   if (lockLost !== undefined) return Result.fail(lose(writer, lockLost))
   const start = writer.end
   const bytes = linesOf(batch, start)
-  const failed = blocking.write(fd, writer.path, bytes) ?? (journal === undefined ? blocking.sync(fd, writer.path) : undefined)
-  const durable = failed === undefined && journal !== undefined
-    ? journal.commitBlocking({ session, file: writer.file, offset: start.offset, bytes }, blocking)
-    : failed === undefined ? undefined : RegularFile.atPath(writer.path)(failed)
-  if (durable !== undefined) {
+  const named = (error: PlatformError.PlatformError | undefined) => error && RegularFile.atPath(writer.path)(error)
+  // Durable by an fsync of the session file, or of the journal holding the batch.
+  const failed = named(blocking.write(fd, writer.path, bytes)) ??
+    (journal === undefined
+      ? named(blocking.sync(fd, writer.path))
+      : journal.commitBlocking({ session, file: writer.file, offset: start.offset, bytes }, blocking))
+  if (failed !== undefined) {
     // Not durable: the batch is cut from the session file (see `append`).
     if ((blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)) !== undefined) writer.lost = uncut(writer)
-    return Result.fail(durable)
+    return Result.fail(failed)
   }
   // Durable: is it in the file the path names, where this batch ends? (See `append`.)
   const found = blocking.lstat(writer.path)
