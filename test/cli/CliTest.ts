@@ -10,19 +10,19 @@ import { execFile, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll } from "vitest"
+import { onTestFinished } from "vitest"
 import * as Cli from "../../src/cli/Cli.ts"
 import * as Format from "../../src/log/file/Format.ts"
 
 export const bin = new URL("../../src/cli/bin.ts", import.meta.url).pathname
 
-const directories: Array<string> = []
-afterAll(() => directories.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
-
-/** A new temporary directory, removed after the file's tests. */
+/**
+ * A new temporary directory, removed when the test that made it finishes (a hook of the test, not of
+ * this module, which workers share between files).
+ */
 export const tempDirectory = () => {
   const dir = mkdtempSync(join(tmpdir(), "todo-write-cli-"))
-  directories.push(dir)
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
   return dir
 }
 
