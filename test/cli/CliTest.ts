@@ -12,6 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { onTestFinished } from "vitest"
 import * as Cli from "../../src/cli/Cli.ts"
+import * as Output from "../../src/cli/Output.ts"
 import * as Format from "../../src/log/file/Format.ts"
 
 export const bin = new URL("../../src/cli/bin.ts", import.meta.url).pathname
@@ -54,8 +55,9 @@ export interface InProcess extends Run {
 }
 
 /**
- * Runs the command in this process (`Command.runWith`, its console a TestConsole, its environment only
- * `env`): a failure is code 1 and its message, as the executable would exit and print it.
+ * Runs the command in this process as `Main.ts` does (`Command.runWith`, the CLI's `Output.layer`), its
+ * console a TestConsole and its environment only `env`: a failure is code 1, its message, and the line
+ * the executable prints on stderr.
  */
 export const inProcess = (args: ReadonlyArray<string>, options: { readonly env?: Record<string, string> } = {}) =>
   Effect.runPromise(
@@ -72,6 +74,7 @@ export const inProcess = (args: ReadonlyArray<string>, options: { readonly env?:
     }).pipe(
       Effect.provide(Layer.mergeAll(
         NodeServices.layer,
+        Output.layer,
         Layer.fresh(TestConsole.layer),
         ConfigProvider.layer(ConfigProvider.fromEnv({ env: options.env ?? {} }))
       ))
