@@ -109,11 +109,27 @@ export interface Served {
 /** Starts `todo-write serve` with these arguments. */
 export const serve = (args: ReadonlyArray<string>, options: { readonly cwd?: string } = {}): Served => {
   const child = spawn(process.execPath, [bin, "serve", ...args], { cwd: options.cwd, stdio: "pipe" })
+  // A test that fails before it ends the server doesn't leave it running.
+  onTestFinished(() => void (child.exitCode === null && child.signalCode === null && child.kill()))
   let stdout = ""
   let stderr = ""
+  // The first complete stdout line that is not a JSON-RPC message: stdout is the protocol's channel,
+  // so anything else there (a banner, a log line) breaks the client; every wait then fails saying so.
+  let stray: string | undefined
   const waiters: Array<() => void> = []
   const wake = () => waiters.splice(0).forEach((f) => f())
-  child.stdout.on("data", (data) => (stdout += data, wake()))
+  const isJsonRpc = (line: string) => {
+    try {
+      return JSON.parse(line)?.jsonrpc === "2.0"
+    } catch {
+      return false
+    }
+  }
+  child.stdout.on("data", (data) => {
+    stdout += data
+    stray ??= stdout.split("\n").slice(0, -1).find((line) => !isJsonRpc(line))
+    wake()
+  })
   child.stderr.on("data", (data) => (stderr += data, wake()))
   const exited = new Promise<Run>((resolve) =>
     child.on("exit", (code) => (wake(), resolve({ code: code ?? -1, stdout, stderr })))
@@ -121,6 +137,9 @@ export const serve = (args: ReadonlyArray<string>, options: { readonly cwd?: str
   const until = <A>(ready: () => A | undefined, what: () => string) =>
     new Promise<A>((resolve, reject) => {
       const check = () => {
+        if (stray !== undefined) {
+          return reject(new Error(`stdout, the JSON-RPC channel, carried a line that is not JSON-RPC: ${JSON.stringify(stray)}`))
+        }
         const value = ready()
         if (value !== undefined) return resolve(value)
         if (child.exitCode !== null) {
