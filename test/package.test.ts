@@ -2,7 +2,8 @@
  * The published package, as a user gets it: `npm pack`, installed into an empty project. Every name the
  * README's code blocks import resolves from the path they use, every README example type-checks against
  * the packed `.d.ts`, the core and the file backend import without the optional `@effect/sql-pg`,
- * internals are out of reach, and the `todo-write` bin runs.
+ * internals are out of reach, and the `todo-write` bin (a bundle, `rolldown.config.ts`) runs, on PostgreSQL
+ * too without `@effect/sql-pg` installed.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
@@ -10,6 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
 import { afterAll } from "vitest"
+import * as PgTest from "./log/sql/PgTest.ts"
 
 const root = new URL("..", import.meta.url).pathname
 const work = mkdtempSync(join(tmpdir(), "todo-write-pack-"))
@@ -17,13 +19,19 @@ afterAll(() => rmSync(work, { recursive: true, force: true }), 60_000)
 
 // The pinned Node first on PATH, as npm scripts have it, for npm and the bin's `#!/usr/bin/env node`.
 const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` }
-const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
-  execFileSync(command, args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 240_000 })
+const run = (command: string, args: ReadonlyArray<string>, cwd: string, extraEnv: Record<string, string> = {}) =>
+  execFileSync(command, args, {
+    cwd,
+    env: { ...env, ...extraEnv },
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: 240_000
+  })
 
 /** Runs, and answers what it printed whether it succeeded or not. */
-const attempt = (command: string, args: ReadonlyArray<string>, cwd: string) => {
+const attempt = (command: string, args: ReadonlyArray<string>, cwd: string, extraEnv: Record<string, string> = {}) => {
   try {
-    return { ok: true, output: run(command, args, cwd) }
+    return { ok: true, output: run(command, args, cwd, extraEnv) }
   } catch (error) {
     const failed = error as { readonly stdout?: string; readonly stderr?: string }
     return { ok: false, output: `${failed.stdout ?? ""}${failed.stderr ?? ""}` }
@@ -81,6 +89,20 @@ describe("the npm package", () => {
     assert.isFalse(withoutDriver.ok)
     assert.include(withoutDriver.output, "@effect/sql-pg")
 
+    // The bin runs, and carries its own PostgreSQL client (bundled): it reaches the server with nothing
+    // more installed.
+    const bin = join(project, "node_modules/.bin/todo-write")
+    assert.include(run(bin, ["--help"], project), "serve")
+    const schema = JSON.parse(run(bin, ["schema"], project))
+    assert.strictEqual(schema.single.mcp.name, "todo_write")
+    if (PgTest.skipReason === undefined) {
+      const verified = attempt(bin, ["verify", "--store", "postgres", `package-test-missing-${process.pid}`], project, {
+        DATABASE_URL: PgTest.url
+      })
+      assert.isFalse(verified.ok)
+      assert.match(verified.output, /^package-test-missing-\d+ +MISSING +no session in PostgreSQL/m, verified.output)
+    }
+
     // Internals are not part of the package's surface.
     writeFileSync(join(project, "internal.mjs"), `await import("effect-todo-write/log/file/Scanner.js")`)
     assert.include(attempt(process.execPath, ["internal.mjs"], project).output, "ERR_PACKAGE_PATH_NOT_EXPORTED")
@@ -118,14 +140,13 @@ describe("the npm package", () => {
       )
       return attempt(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", `tsconfig.${name}.json`], project)
     }
-    const readme = typecheck("readme", files)
-    assert.isTrue(readme.ok, readme.output)
-    // a type error is caught, so the types are really there
-    assert.include(typecheck("bad", ["bad.ts"]).output, "TS2322")
+    // One program: the README's examples check clean, and a planted type error is the only error
+    // reported, so the types are really there.
+    const checked = typecheck("readme", [...files, "bad.ts"])
+    assert.isFalse(checked.ok)
+    const errors = checked.output.split("\n").filter((line) => /error TS\d+/.test(line))
+    assert.strictEqual(errors.length, 1, checked.output)
+    assert.match(errors[0]!, /^bad\.ts\(2,\d+\): error TS2322/, checked.output)
 
-    const bin = join(project, "node_modules/.bin/todo-write")
-    assert.include(run(bin, ["--help"], project), "serve")
-    const schema = JSON.parse(run(bin, ["schema"], project))
-    assert.strictEqual(schema.single.mcp.name, "todo_write")
   }, 300_000)
 })

@@ -6,7 +6,7 @@
  * rounds after it are warm ones, as a user's second run is.
  */
 import { execFileSync, spawnSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
 import { type Comparison, compare } from "./harness.ts"
@@ -27,7 +27,10 @@ const install = (work: string): string => {
   mkdirSync(project)
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
   run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(work, tarball)], project)
-  return join(project, "node_modules/effect-todo-write/dist/cli/bin.js")
+  // The bin package.json names (the bundle), not a path of its own, so the benchmark times what users run.
+  const installed = join(project, "node_modules/effect-todo-write")
+  const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as { bin: Record<string, string> }
+  return join(installed, manifest.bin["todo-write"]!)
 }
 
 export const run = async (): Promise<ReadonlyArray<Comparison>> => {

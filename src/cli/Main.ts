@@ -7,12 +7,10 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Command from "effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
 import * as Cli from "./Cli.ts"
 import * as Output from "./Output.ts"
 
 Command.run(Cli.command, { version: Cli.version }).pipe(
-  // stdout carries JSON-RPC under `serve`: logs go to stderr.
-  Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(Logger.LogToStderr, true), Output.layer)),
+  Effect.provide(Layer.mergeAll(NodeServices.layer, Output.layer)),
   NodeRuntime.runMain
 )

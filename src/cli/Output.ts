@@ -1,12 +1,13 @@
 /**
  * How the CLI reports: errors as one line each on stderr, a usage error as that line and a hint to
- * `--help` instead of the whole help first. Errors never go to stdout, which under `serve` is the
- * JSON-RPC channel.
+ * `--help` instead of the whole help first. Errors and logs never go to stdout, which under `serve` is
+ * the JSON-RPC channel.
  */
 import * as CliOutput from "effect/cli/CliOutput"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 
 /** A message on one line: control characters (a newline, an escape sequence) become spaces. */
 export const oneLine = (message: string) => message.replace(/[\u0000-\u001f\u007f][\u0000-\u0020\u007f]*/g, " ").trim()
@@ -32,8 +33,12 @@ export const presenter: CliOutput.Presenter = {
     })
 }
 
-/** The CLI's formatter and presenter, for `Command.run`. */
-export const layer = Layer.mergeAll(CliOutput.layer(formatter), CliOutput.layerPresenter(presenter))
+/** The CLI's formatter and presenter, for `Command.run`, and its logs on stderr. */
+export const layer = Layer.mergeAll(
+  CliOutput.layer(formatter),
+  CliOutput.layerPresenter(presenter),
+  Layer.succeed(Logger.LogToStderr, true)
+)
 
 /** A count with its noun: "1 event", "2 events". */
 export const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`

@@ -3,6 +3,7 @@
  * The `todo-write` executable: the one place that runs an Effect program (`Main.ts`). It first turns
  * on Node's on-disk compile cache, so that a start after the first reuses the compiled code of the
  * modules it loads instead of compiling them again; `Main.ts` and everything it imports come after.
+ * The package's executable is this file bundled (`rolldown.config.ts`), `Main.ts` a chunk of its own.
  */
 import * as Module from "node:module"
 

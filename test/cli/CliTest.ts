@@ -10,19 +10,20 @@ import { execFile, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll } from "vitest"
+import { onTestFinished } from "vitest"
 import * as Cli from "../../src/cli/Cli.ts"
+import * as Output from "../../src/cli/Output.ts"
 import * as Format from "../../src/log/file/Format.ts"
 
 export const bin = new URL("../../src/cli/bin.ts", import.meta.url).pathname
 
-const directories: Array<string> = []
-afterAll(() => directories.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
-
-/** A new temporary directory, removed after the file's tests. */
+/**
+ * A new temporary directory, removed when the test that made it finishes (a hook of the test, not of
+ * this module, which workers share between files).
+ */
 export const tempDirectory = () => {
   const dir = mkdtempSync(join(tmpdir(), "todo-write-cli-"))
-  directories.push(dir)
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
   return dir
 }
 
@@ -54,8 +55,9 @@ export interface InProcess extends Run {
 }
 
 /**
- * Runs the command in this process (`Command.runWith`, its console a TestConsole, its environment only
- * `env`): a failure is code 1 and its message, as the executable would exit and print it.
+ * Runs the command in this process as `Main.ts` does (`Command.runWith`, the CLI's `Output.layer`), its
+ * console a TestConsole and its environment only `env`: a failure is code 1, its message, and the line
+ * the executable prints on stderr.
  */
 export const inProcess = (args: ReadonlyArray<string>, options: { readonly env?: Record<string, string> } = {}) =>
   Effect.runPromise(
@@ -72,6 +74,7 @@ export const inProcess = (args: ReadonlyArray<string>, options: { readonly env?:
     }).pipe(
       Effect.provide(Layer.mergeAll(
         NodeServices.layer,
+        Output.layer,
         Layer.fresh(TestConsole.layer),
         ConfigProvider.layer(ConfigProvider.fromEnv({ env: options.env ?? {} }))
       ))
@@ -106,11 +109,27 @@ export interface Served {
 /** Starts `todo-write serve` with these arguments. */
 export const serve = (args: ReadonlyArray<string>, options: { readonly cwd?: string } = {}): Served => {
   const child = spawn(process.execPath, [bin, "serve", ...args], { cwd: options.cwd, stdio: "pipe" })
+  // A test that fails before it ends the server doesn't leave it running.
+  onTestFinished(() => void (child.exitCode === null && child.signalCode === null && child.kill()))
   let stdout = ""
   let stderr = ""
+  // The first complete stdout line that is not a JSON-RPC message: stdout is the protocol's channel,
+  // so anything else there (a banner, a log line) breaks the client; every wait then fails saying so.
+  let stray: string | undefined
   const waiters: Array<() => void> = []
   const wake = () => waiters.splice(0).forEach((f) => f())
-  child.stdout.on("data", (data) => (stdout += data, wake()))
+  const isJsonRpc = (line: string) => {
+    try {
+      return JSON.parse(line)?.jsonrpc === "2.0"
+    } catch {
+      return false
+    }
+  }
+  child.stdout.on("data", (data) => {
+    stdout += data
+    stray ??= stdout.split("\n").slice(0, -1).find((line) => !isJsonRpc(line))
+    wake()
+  })
   child.stderr.on("data", (data) => (stderr += data, wake()))
   const exited = new Promise<Run>((resolve) =>
     child.on("exit", (code) => (wake(), resolve({ code: code ?? -1, stdout, stderr })))
@@ -118,6 +137,9 @@ export const serve = (args: ReadonlyArray<string>, options: { readonly cwd?: str
   const until = <A>(ready: () => A | undefined, what: () => string) =>
     new Promise<A>((resolve, reject) => {
       const check = () => {
+        if (stray !== undefined) {
+          return reject(new Error(`stdout, the JSON-RPC channel, carried a line that is not JSON-RPC: ${JSON.stringify(stray)}`))
+        }
         const value = ready()
         if (value !== undefined) return resolve(value)
         if (child.exitCode !== null) {

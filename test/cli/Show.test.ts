@@ -1,10 +1,12 @@
 /**
- * `todo-write show` as a new user meets it: mistakes answered in one line that says what to do.
+ * `todo-write show` as a new user meets it: mistakes answered in one line that says what to do. The
+ * commands run in this process (`inProcess`, as `Main.ts` runs them), except where the claim is the
+ * process's: a path relative to its working directory, and no stack trace from its runtime.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { cli, tempDirectory, write, writeSession } from "./CliTest.ts"
+import { cli, inProcess, tempDirectory, write, writeSession } from "./CliTest.ts"
 
 const oneLine = (stderr: string) => {
   const lines = stderr.trim().split("\n")
@@ -15,7 +17,7 @@ const oneLine = (stderr: string) => {
 describe("todo-write show", () => {
   it("a missing --dir is an error naming it, and is not created", async () => {
     const dir = join(tempDirectory(), "typo")
-    const run = await cli(["show", "--dir", dir, "s1"])
+    const run = await inProcess(["show", "--dir", dir, "s1"])
     assert.notStrictEqual(run.code, 0)
     assert.strictEqual(run.stdout, "")
     assert.strictEqual(oneLine(run.stderr), `todo-write: no directory ${dir} (--dir)`)
@@ -32,10 +34,10 @@ describe("todo-write show", () => {
 
   it("a file name or path given for the session suggests its id", async () => {
     const dir = tempDirectory()
-    const name = await cli(["show", "--dir", dir, "s1.jsonl"])
+    const name = await inProcess(["show", "--dir", dir, "s1.jsonl"])
     assert.notStrictEqual(name.code, 0)
     assert.include(oneLine(name.stderr), `did you mean the session id "s1"?`)
-    const path = await cli(["show", `${dir}/s1.jsonl`])
+    const path = await inProcess(["show", `${dir}/s1.jsonl`])
     assert.include(oneLine(path.stderr), `did you mean --dir "${dir}" and the session id "s1"?`)
   }, 30_000)
 
@@ -55,17 +57,17 @@ describe("todo-write show", () => {
   it("says 1 event, not 1 events", async () => {
     const dir = tempDirectory()
     writeSession(dir, "s1", [write(["a", "in_progress"])])
-    const run = await cli(["show", "--dir", dir, "s1"])
+    const run = await inProcess(["show", "--dir", dir, "s1"])
     assert.strictEqual(run.code, 0, run.stderr)
     assert.include(run.stdout, "Session s1: 1 event, last at")
   }, 30_000)
 
   it("help shows the defaults; a usage error is one line and a hint, not the help", async () => {
-    const help = await cli(["show", "--help"])
+    const help = await inProcess(["show", "--help"])
     assert.strictEqual(help.code, 0)
     assert.include(help.stdout, "(default: ./.todo-write/sessions)")
     assert.include(help.stdout, "(default: file)")
-    const usage = await cli(["show"])
+    const usage = await inProcess(["show"])
     assert.notStrictEqual(usage.code, 0)
     assert.strictEqual(usage.stdout, "")
     assert.deepStrictEqual(usage.stderr.trim().split("\n"), [

@@ -1,6 +1,7 @@
 /**
  * `todo-write verify`: a readable report, an error for a directory that isn't there, and the same
- * checks over PostgreSQL.
+ * checks over PostgreSQL (a real process, reading `DATABASE_URL` from its environment); the others run
+ * in this process, as `Main.ts` runs them.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -12,12 +13,12 @@ import * as SessionLogSql from "../../src/log/sql/SessionLogSql.ts"
 import { CheckedSessionLog } from "../../src/log/CheckedSessionLog.ts"
 import * as TodoEvents from "../../src/todo/TodoEvents.ts"
 import * as PgTest from "../log/sql/PgTest.ts"
-import { cli, tempDirectory, write, writeSession } from "./CliTest.ts"
+import { cli, inProcess, tempDirectory, write, writeSession } from "./CliTest.ts"
 
 describe("todo-write verify", () => {
   it("a missing --dir is an error naming it, and is not created", async () => {
     const dir = join(tempDirectory(), "typo")
-    const run = await cli(["verify", "--dir", dir])
+    const run = await inProcess(["verify", "--dir", dir])
     assert.strictEqual(run.code, 1)
     assert.strictEqual(run.stdout, "")
     assert.strictEqual(run.stderr.trim(), `todo-write: no directory ${dir} (--dir)`)
@@ -28,7 +29,7 @@ describe("todo-write verify", () => {
     const dir = tempDirectory()
     writeSession(dir, "a", [write(["x", "pending"])])
     writeSession(dir, "a-longer-id", [write(["x", "in_progress"]), write(["x", "completed"])])
-    const run = await cli(["verify", "--dir", dir, "a", "a-longer-id", "gone"])
+    const run = await inProcess(["verify", "--dir", dir, "a", "a-longer-id", "gone"])
     assert.strictEqual(run.code, 1)
     const lines = run.stdout.trim().split("\n")
     assert.deepStrictEqual(lines.slice(0, 2), [
@@ -40,7 +41,7 @@ describe("todo-write verify", () => {
   }, 30_000)
 
   it("schema's help shows the default format", async () => {
-    const help = await cli(["schema", "--help"])
+    const help = await inProcess(["schema", "--help"])
     assert.include(help.stdout, "(default: all)")
   }, 30_000)
 

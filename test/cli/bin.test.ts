@@ -1,7 +1,8 @@
 /**
  * The `todo-write` executable as a user runs it: real processes, and for `serve` the official MCP
- * SDK client over stdio. What the inspection commands print is checked in this process
- * (`inProcess`), with one real process each for the exit code a script sees.
+ * SDK client over stdio, and the demo `npm start` runs. What the inspection commands print is checked
+ * in this process (`inProcess`, as `Main.ts` runs them); the exit codes a script sees from real
+ * processes are checked in Show.test.ts and Verify.test.ts.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
@@ -106,20 +107,14 @@ describe("todo-write serve (MCP over stdio, official SDK client)", () => {
     } finally {
       await client.close()
     }
-    const shown = await cli(["show", "--store", "postgres", "--json", session], { env })
+    const shown = await inProcess(["show", "--store", "postgres", "--json", session], { env })
     assert.strictEqual(shown.code, 0, shown.stderr)
     assert.deepStrictEqual(JSON.parse(shown.stdout).todos, [{ content: "In the database", status: "in_progress" }])
-    const missing = await cli(["show", "--store", "postgres", session], { env: { DATABASE_URL: "" } })
+    const missing = await inProcess(["show", "--store", "postgres", session], { env: { DATABASE_URL: "" } })
     assert.notStrictEqual(missing.code, 0)
   }, 60_000)
 
-  it("refuses to start without the in_progress policy", async () => {
-    const result = await cli(["serve", "--dir", tempDirectory()])
-    assert.notStrictEqual(result.code, 0)
-    assert.include(result.stderr, "--in-progress")
-    // stdout is the JSON-RPC channel: not even the help goes there
-    assert.strictEqual(result.stdout, "")
-  })
+  // Refusing to start without the in_progress policy, with nothing on stdout: Serve.test.ts.
 })
 
 /**
@@ -145,7 +140,7 @@ describe("todo-write show / verify / schema / demo", () => {
     const json = JSON.parse((await inProcess(["show", "--dir", dir, "--json", "--history", "writes", "s1"])).stdout)
     assert.strictEqual(json.history.length, 2)
     assert.deepStrictEqual(json.history[0].todos, [{ content: "a", status: "in_progress" }])
-    const missing = await cli(["show", "--dir", dir, "nope"])
+    const missing = await inProcess(["show", "--dir", dir, "nope"])
     assert.notStrictEqual(missing.code, 0)
     const hostile = await inProcess(["show", "--dir", dir, "../etc"])
     assert.notStrictEqual(hostile.code, 0)
@@ -191,7 +186,7 @@ describe("todo-write show / verify / schema / demo", () => {
     const lines = whole.split("\n")
     lines[1] = lines[1]!.replace(`"seq":0`, `"seq":0,,`)
     writeFileSync(file, lines.join("\n"))
-    const bad = await cli(["verify", "--dir", dir])
+    const bad = await inProcess(["verify", "--dir", dir])
     assert.strictEqual(bad.code, 1)
     assert.match(bad.stdout, /s1\s+BAD.*line 2/)
 
@@ -211,7 +206,7 @@ describe("todo-write show / verify / schema / demo", () => {
   }, 60_000)
 
   it("schema prints the definition as MCP, OpenAI and Anthropic tool objects", async () => {
-    const all = await cli(["schema"])
+    const all = await inProcess(["schema"])
     assert.strictEqual(all.code, 0, all.stderr)
     const both = JSON.parse(all.stdout)
     assert.strictEqual(both.single.mcp.name, "todo_write")

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, Result, Stream } from "effect"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
-import { Corrupt } from "../../src/log/SessionLogError.ts"
+import { Corrupt, InvalidPayload, InvalidSessionId, Locked, SessionLogError } from "../../src/log/SessionLogError.ts"
 import { systemError } from "./file/FileTest.ts"
 import { conformance, failureOf } from "./SessionLogConformance.ts"
 import * as SessionEvent from "../../src/log/SessionEvent.ts"
@@ -167,6 +167,87 @@ describe("SessionLog.make, the core every backend is built on", () => {
       assert.strictEqual((yield* log.append(session, "x", 2)).seq, 0)
     }))
 
+  it.effect("keeps grouping, batch after batch, while the session stays busy; once idle, the backend is left alone", () =>
+    Effect.gen(function*() {
+      const gates = [yield* Deferred.make<void>(), yield* Deferred.make<void>()]
+      let calls = 0
+      const { backend, batches } = arrayBackend(() => {
+        const gate = gates[calls++]
+        return gate === undefined ? Effect.void : Deferred.await(gate)
+      })
+      const log = yield* SessionLog.make(backend)
+      const appendAll = (data: ReadonlyArray<number>) =>
+        Effect.forkChild(Effect.forEach(data, (i) => log.append(session, "x", i), { concurrency: "unbounded" }))
+      const first = yield* appendAll([0])
+      yield* Effect.yieldNow
+      const second = yield* appendAll([1, 2, 3])
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(gates[0]!, undefined)
+      assert.deepStrictEqual((yield* Fiber.join(first)).map((e) => e.seq), [0])
+      // The second batch is held in the backend; these gather behind it, into a third.
+      const third = yield* appendAll([4, 5])
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(gates[1]!, undefined)
+      assert.deepStrictEqual((yield* Fiber.join(second)).map((e) => e.seq), [1, 2, 3])
+      assert.deepStrictEqual((yield* Fiber.join(third)).map((e) => [e.seq, e.data]), [[4, 4], [5, 5]])
+      // Nothing is waiting: no further (empty) batch is stored, however often the scheduler turns.
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      assert.deepStrictEqual(batches, [1, 3, 2])
+    }))
+
+  it.effect("a backend that breaks its contract fails the appends it was to store and those gathered behind them; the session takes the next append", () =>
+    Effect.gen(function*() {
+      const gates = [yield* Deferred.make<void>(), yield* Deferred.make<void>()]
+      let calls = 0
+      const inner = arrayBackend(() => {
+        const gate = gates[calls++]
+        return gate === undefined ? Effect.void : Deferred.await(gate)
+      })
+      let broken: "throws" | "fails with no Failure" | undefined = "throws"
+      const log = yield* SessionLog.make({
+        ...inner.backend,
+        append: (s, batch) => {
+          if (broken === "throws" && batch.length === 3) throw new Error("a bug in the backend")
+          if (broken === "fails with no Failure" && batch.length === 1) {
+            // Neither an Error nor a Reason: mapping it to the log's error throws, once the batch was held.
+            return Effect.andThen(inner.backend.append(s, []), Effect.fail("timed out" as unknown as Error))
+          }
+          return inner.backend.append(s, batch)
+        }
+      })
+      const appendAll = (data: ReadonlyArray<number>) =>
+        Effect.forkChild(Effect.forEach(data, (i) => Effect.exit(log.append(session, "x", i)), { concurrency: "unbounded" }))
+      const allDie = (exits: ReadonlyArray<Exit.Exit<unknown, unknown>>) => {
+        assert.isNotEmpty(exits)
+        for (const exit of exits) assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause), String(exit))
+      }
+
+      // Three gather behind the first append and are stored next, on a fiber of their own: the
+      // backend throws before answering, so nothing but the cleanup can answer them.
+      const leader = yield* appendAll([0])
+      yield* Effect.yieldNow
+      const gathered = yield* appendAll([1, 2, 3])
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(gates[0]!, undefined)
+      assert.isTrue(Exit.isSuccess((yield* Fiber.join(leader))[0]!))
+      const thrown = yield* Fiber.join(gathered)
+      allDie(thrown)
+      assert.strictEqual((Cause.squash((thrown[0] as Exit.Failure<unknown, unknown>).cause) as Error).message, "a bug in the backend")
+
+      // A batch that fails with something that is no Failure, while two more gather behind it.
+      broken = "fails with no Failure"
+      const held = yield* appendAll([4])
+      yield* Effect.yieldNow
+      const behind = yield* appendAll([5, 6])
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(gates[1]!, undefined)
+      allDie([...(yield* Fiber.join(held)), ...(yield* Fiber.join(behind))])
+
+      broken = undefined
+      assert.strictEqual((yield* log.append(session, "x", 7)).seq, 1)
+      assert.deepStrictEqual(inner.entries.map((e) => e.data), [0, 7])
+    }))
+
   it.effect("a read whose backend skips a seq fails as corrupt, naming the seq", () =>
     Effect.gen(function*() {
       const { backend, entries } = arrayBackend()
@@ -178,6 +259,8 @@ describe("SessionLog.make, the core every backend is built on", () => {
       assert.instanceOf(error.reason, Corrupt)
       assert.strictEqual(error.method, "read")
       assert.strictEqual(error.session, "core")
+      assert.strictEqual(error.reason.seq, 0)
+      assert.strictEqual(error.message, "SessionLog.read(core): corrupt log at seq 0: seq 1 where 0 was expected")
     }))
 
   it.effect("maps a foreign failure to a storage failure that keeps it as the cause; sessions are valid ids", () =>
@@ -216,6 +299,96 @@ describe("SessionLog.make, the core every backend is built on", () => {
         ["remote", 1],
         ["remote", 2]
       ])
+    }))
+})
+
+describe("SessionLog.make: refusals and failures name the operation, the session and what happened", () => {
+  /** A backend whose every primitive fails with `failure` once it is set; `calls` counts what reached it. */
+  const failing = () => {
+    const { backend, entries } = arrayBackend()
+    const state: { failure: SessionLog.Failure | undefined; calls: number } = { failure: undefined, calls: 0 }
+    const counted = <A>(ok: () => A, failed: (failure: SessionLog.Failure) => A) => {
+      state.calls++
+      return state.failure === undefined ? ok() : failed(state.failure)
+    }
+    const wrapped: SessionLog.Backend = {
+      append: (s, batch) => counted(() => backend.append(s, batch), Effect.fail),
+      read: (s, fromSeq) => Stream.suspend(() => counted(() => backend.read(s, fromSeq), Stream.fail)),
+      sessions: Effect.suspend(() => counted(() => backend.sessions, Effect.fail))
+    }
+    return { backend: wrapped, entries, state }
+  }
+
+  it.effect("an id that got around the type is refused before the backend is asked", () =>
+    Effect.gen(function*() {
+      const { backend, state } = failing()
+      const log = yield* SessionLog.make(backend)
+      const hostile = "../etc" as SessionId.SessionId
+      const appended = failureOf(yield* Effect.exit(log.append(hostile, "x", 1)))
+      const read = failureOf(yield* Effect.exit(Stream.runCollect(log.read(hostile))))
+      for (const [error, method] of [[appended, "append"], [read, "read"]] as const) {
+        assert.instanceOf(error.reason, InvalidSessionId)
+        assert.strictEqual(error.method, method)
+        assert.strictEqual(error.session, "\"../etc\"")
+        assert.strictEqual(error.message, `SessionLog.${method}("../etc"): invalid session id: "../etc" is not a SessionId`)
+      }
+      assert.strictEqual(state.calls, 0)
+    }))
+
+  it.effect("a payload JSON can't hold is refused with where in it, before the backend is asked", () =>
+    Effect.gen(function*() {
+      const { backend, state } = failing()
+      const log = yield* SessionLog.make(backend)
+      const error = failureOf(yield* Effect.exit(log.append(session, "x", { todos: [{ n: Number.NaN }] })))
+      assert.instanceOf(error.reason, InvalidPayload)
+      assert.strictEqual(error.method, "append")
+      assert.strictEqual(error.session, "core")
+      assert.strictEqual(error.message, "SessionLog.append(core): payload can't be stored: data.todos[0].n: NaN is not a JSON number")
+      assert.strictEqual(state.calls, 0)
+    }))
+
+  it.effect("a foreign failure of each primitive is a storage failure of that operation, the failure kept as its cause", () =>
+    Effect.gen(function*() {
+      const { backend, state } = failing()
+      const log = yield* SessionLog.make(backend)
+      const cause = new Error("connection reset")
+      state.failure = cause
+      const errors = [
+        failureOf(yield* Effect.exit(log.append(session, "x", 1))),
+        failureOf(yield* Effect.exit(Stream.runCollect(log.read(session)))),
+        failureOf(yield* Effect.exit(log.sessions))
+      ]
+      assert.deepStrictEqual(errors.map((e) => [e.method, e.session, e.reason._tag, e.message]), [
+        ["append", "core", "StorageFailure", "SessionLog.append(core): storage failed: connection reset"],
+        ["read", "core", "StorageFailure", "SessionLog.read(core): storage failed: connection reset"],
+        ["sessions", undefined, "StorageFailure", "SessionLog.sessions(): storage failed: connection reset"]
+      ])
+      for (const error of errors) assert.strictEqual(error.cause, cause)
+    }))
+
+  it.effect("a backend's reason becomes the log's error with that reason; a log error of its own passes unchanged", () =>
+    Effect.gen(function*() {
+      const { backend, state } = failing()
+      const log = yield* SessionLog.make(backend)
+      const locked = new Locked({ detail: "held by pid 7" })
+      state.failure = locked
+      const error = failureOf(yield* Effect.exit(log.append(session, "x", 1)))
+      assert.strictEqual(error.reason, locked)
+      assert.strictEqual(error.message, "SessionLog.append(core): session is locked: held by pid 7")
+      assert.notProperty(error, "cause")
+      const own = SessionLogError.fromReason({ method: "append", session: "elsewhere", reason: locked })
+      state.failure = own
+      assert.strictEqual(failureOf(yield* Effect.exit(log.append(session, "x", 1))), own)
+      assert.strictEqual(failureOf(yield* Effect.exit(Stream.runCollect(log.read(session)))), own)
+    }))
+
+  it.effect("sessions lists the names that are session ids, sorted", () =>
+    Effect.gen(function*() {
+      const log = yield* SessionLog.make({
+        ...arrayBackend().backend,
+        sessions: Effect.succeed(["b", "not a valid id!", "a", "../c", "c", ".lock", "a.tmp"])
+      })
+      assert.deepStrictEqual(yield* log.sessions, ["a", "b", "c"].map((s) => SessionId.decodeSync(s)))
     }))
 })
 

@@ -1,9 +1,34 @@
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem, Option, PlatformError, Result } from "effect"
+import nodeFs from "node:fs"
+import { syncBuiltinESMExports } from "node:module"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 
 const bytes = (text: string) => new TextEncoder().encode(text)
+
+/**
+ * The descriptors `fsyncSync` is called with while the scope is open: Node's own function, wrapped
+ * and republished to ES module importers (`syncBuiltinESMExports`), since an fsync leaves no trace
+ * a test can read back.
+ */
+const fsyncedDescriptors = Effect.acquireRelease(
+  Effect.sync(() => {
+    const original = nodeFs.fsyncSync
+    const fds: Array<number> = []
+    nodeFs.fsyncSync = (fd) => {
+      fds.push(fd)
+      original(fd)
+    }
+    syncBuiltinESMExports()
+    return { fds, original }
+  }),
+  ({ original }) =>
+    Effect.sync(() => {
+      nodeFs.fsyncSync = original
+      syncBuiltinESMExports()
+    })
+)
 
 const withFile = <A, E>(body: (fs: FileSystem.FileSystem, path: string) => Effect.Effect<A, E, FileSystem.FileSystem>) =>
   Effect.gen(function*() {
@@ -38,6 +63,19 @@ describe("BlockingIo.node", () => {
         }))
         assert.strictEqual(yield* fs.readFileString(path), "head\none\nthree\n", "cut, and the next write goes to the new end")
       })
+    ))
+
+  it.effect("sync fsyncs the descriptor of the file it is given, and nothing else (not its directory)", () =>
+    withFile((fs, path) =>
+      Effect.scoped(Effect.gen(function*() {
+        const file = yield* fs.open(path, { flag: "a" })
+        const fd = "fd" in file ? file.fd : undefined
+        assert.isNumber(fd, "Node's File keeps its descriptor as fd")
+        assert.strictEqual(BlockingIo.descriptorOf(file), fd, "the descriptor a lone batch's calls are made on")
+        const { fds } = yield* fsyncedDescriptors
+        assert.isUndefined(BlockingIo.node.sync(descriptor(file), path))
+        assert.deepStrictEqual(fds, [fd], "node.sync must fsync the file's own descriptor, once, before it returns")
+      }))
     ))
 
   it.effect("lstat: the identity and size of what is at a path, a link itself rather than its target; nothing for a missing path", () =>

@@ -307,6 +307,23 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
     it.effect("fsync per file", () => alone(false))
     it.effect("journal mode: the lone batch writes and syncs the journal itself", () => alone(true))
 
+    it.effect("journal mode: a lone session's file is fsynced before a checkpoint removes the journal its batches were in", () =>
+      Effect.gen(function*() {
+        const session = SessionId.decodeSync("alone-rotating")
+        const { events } = yield* recorded({ journal: { checkpointBytes: 2048 } }, (_, append) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < 40; i++) yield* append(session, { i, pad: "x".repeat(40) })
+          }))
+        const closing = events.findIndex((e) => e.op === "mark" && e.flag === "closing")
+        const before = events.slice(0, closing)
+        // A lone batch syncs the journal itself, blocking; the committer's syncs go through the thread pool.
+        const lone = before.filter((e) => e.op === "sync" && isJournal(e.path) && e.blocking === true).length
+        assert.isAtLeast(lone, 20, `${lone} of 40 appends were lone batches that synced the journal themselves`)
+        const rotated = before.filter((e) => e.op === "remove" && isJournal(e.path)).length
+        assert.isAtLeast(rotated, 2, "checkpoints removed rotated journals while the log was open")
+        assertDirtyFilesSyncedBeforeRemove(events)
+      }))
+
     const together = (journal: boolean) =>
       Effect.gen(function*() {
         const { events } = yield* recorded(journal ? { journal: { checkpointBytes: 2048 } } : {}, (_, append, recorder, directory) =>

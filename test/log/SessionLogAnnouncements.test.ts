@@ -1,0 +1,201 @@
+/**
+ * The core's reader of other processes' commits (`Backend.announcements`), on a hand-made backend:
+ * an in-memory store shared with "another process" (the test, which commits to it directly and
+ * announces), that also announces this process's own commits back, as the file watcher and
+ * PostgreSQL's NOTIFY do. Everything is observed through a subscriber, in order; no sleeps.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Logger, Option, Queue, Stream } from "effect"
+import * as Memory from "../../src/log/internal/memory.ts"
+import type * as SessionEvent from "../../src/log/SessionEvent.ts"
+import * as SessionId from "../../src/log/SessionId.ts"
+import * as SessionLog from "../../src/log/SessionLog.ts"
+
+const id = SessionId.decodeSync
+const local = id("local")
+const remote = id("remote")
+const marker = id("marker")
+
+type Announcement = { readonly session: string; readonly seq: number }
+
+/** A log over a shared store, a subscriber to it, and what it logged. */
+const harness = Effect.gen(function*() {
+  const store = Memory.backend()
+  const announcements = yield* Queue.unbounded<Announcement, Error>()
+  /** Every read the core asked of the store, as "session@fromSeq". */
+  const reads: Array<string> = []
+  /** Sessions whose reads fail, as a disk would. */
+  const unreadable = new Set<string>()
+  /** When set, this process's next append waits for it once its batch is stored and announced. */
+  let hold: Deferred.Deferred<void> | undefined
+  const log = yield* SessionLog.make({
+    ...store,
+    append: (session, batch) =>
+      store.append(session, batch).pipe(
+        Effect.tap((first) => Queue.offer(announcements, { session, seq: first + batch.length - 1 })),
+        Effect.tap(() => {
+          const gate = hold
+          hold = undefined
+          return gate === undefined ? Effect.void : Deferred.await(gate)
+        })
+      ),
+    read: (session, fromSeq) =>
+      Stream.suspend(() => {
+        reads.push(`${session}@${fromSeq}`)
+        return unreadable.has(session) ? Stream.fail(new Error("EIO: i/o error, read")) : store.read(session, fromSeq)
+      }),
+    announcements: Stream.fromQueue(announcements)
+  })
+  const seen = yield* Queue.unbounded<SessionEvent.Committed>()
+  yield* Effect.forkScoped(Stream.runForEach(yield* log.subscribe, (committed) => Queue.offer(seen, committed)))
+  const label = ({ entry, session }: SessionEvent.Committed) => `${session} ${entry.seq}`
+  return {
+    log,
+    reads,
+    unreadable,
+    holdNextAppend: (gate: Deferred.Deferred<void>) => Effect.sync(() => (hold = gate)),
+    /** Another process commits an event straight to the store, unannounced; answers its seq. */
+    commit: (session: SessionId.SessionId) => store.append(session, [{ type: "remote", time: 0, data: null, json: "null" }]),
+    announce: (session: string, seq: number) => Queue.offer(announcements, { session, seq }),
+    endAnnouncements: (error: Error) => Queue.fail(announcements, error),
+    /** The next entry the subscriber gets, as "session seq" (waits for it). */
+    next: Effect.map(Queue.take(seen), label),
+    /**
+     * What the subscriber got since, up to a marker: a local append to another session, which is
+     * published before its append returns, so anything published before it comes first.
+     */
+    rest: Effect.gen(function*() {
+      yield* log.append(marker, "marker", null)
+      const out: Array<string> = []
+      for (let c = yield* Queue.take(seen); c.session !== marker; c = yield* Queue.take(seen)) out.push(label(c))
+      return out
+    })
+  }
+})
+
+/** Runs `body` with a logger that keeps what is logged, as "LEVEL: message", in a queue. */
+const withLogs = <A, E, R>(body: (logged: Queue.Queue<string>) => Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const logged = yield* Queue.unbounded<string>()
+    const capture = Logger.make(({ logLevel, message }) =>
+      Queue.offerUnsafe(logged, `${logLevel}: ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+    )
+    return yield* body(logged).pipe(Effect.provide(Logger.layer([capture])))
+  })
+
+describe("SessionLog.make: other processes' commits, as announced", () => {
+  it.effect("an entry announced while its own append is still being stored is published once", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      yield* h.log.append(local, "a", null)
+      assert.strictEqual(yield* h.next, "local 0")
+      const gate = yield* Deferred.make<void>()
+      yield* h.holdNextAppend(gate)
+      const appending = yield* Effect.forkChild(h.log.append(local, "b", null))
+      // Stored and announced, the append held: the announcement's reader publishes seq 1 first.
+      assert.strictEqual(yield* h.next, "local 1")
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual((yield* Fiber.join(appending)).seq, 1)
+      // The append, answered, doesn't publish it again.
+      assert.deepStrictEqual(yield* h.rest, [])
+    }))
+
+  it.effect("an announcement brings the entries committed since the last one published, whose own announcements were missed", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      yield* h.log.append(local, "a", null)
+      yield* h.log.append(local, "b", null)
+      assert.deepStrictEqual(yield* h.rest, ["local 0", "local 1"])
+      yield* h.commit(local)
+      yield* h.commit(local)
+      yield* h.announce(local, 3)
+      assert.deepStrictEqual([yield* h.next, yield* h.next], ["local 2", "local 3"])
+      assert.deepStrictEqual(yield* h.rest, [])
+    }))
+
+  it.effect("for a session it has published nothing of, an announcement brings the seq it names, not what came before", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      // Seq 0 was committed and never announced (say, before this process started watching).
+      yield* h.commit(remote)
+      yield* h.commit(remote)
+      yield* h.announce(remote, 1)
+      assert.strictEqual(yield* h.next, "remote 1")
+      assert.deepStrictEqual(yield* h.rest, [])
+    }))
+
+  it.effect("an announcement brings entries up to its seq, not ones stored beyond it and not yet announced", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      yield* h.commit(remote)
+      yield* h.commit(remote)
+      yield* h.commit(remote)
+      yield* h.announce(remote, 1)
+      assert.strictEqual(yield* h.next, "remote 1")
+      assert.deepStrictEqual(yield* h.rest, [])
+      yield* h.announce(remote, 2)
+      assert.strictEqual(yield* h.next, "remote 2")
+      assert.deepStrictEqual(yield* h.rest, [])
+    }))
+
+  it.effect("this process's own commits, announced back, cost no read of the store", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      yield* h.log.append(local, "a", null)
+      yield* h.log.append(local, "b", null)
+      yield* h.commit(remote)
+      yield* h.announce(remote, 0)
+      // Announcements are read in order: once remote's is published, local's two were handled.
+      assert.deepStrictEqual([yield* h.next, yield* h.next, yield* h.next], ["local 0", "local 1", "remote 0"])
+      assert.deepStrictEqual(h.reads, ["remote@0"])
+    }))
+
+  it.effect("an announcement that names no session id or no whole seq is ignored, without a warning", () =>
+    withLogs((logged) =>
+      Effect.gen(function*() {
+        const h = yield* harness
+        yield* h.commit(remote)
+        // A file name that isn't a session (a lock, a temporary file), or a seq that isn't one.
+        yield* h.announce("../remote", 0)
+        yield* h.announce("remote.lock", 0)
+        yield* h.announce(remote, 0.5)
+        yield* h.announce(remote, Number.NaN)
+        yield* h.announce(remote, 0)
+        assert.strictEqual(yield* h.next, "remote 0")
+        assert.deepStrictEqual(h.reads, ["remote@0"])
+        assert.isTrue(Option.isNone(yield* Queue.poll(logged)))
+      })
+    ))
+
+  it.effect("a commit it can't read is logged as a warning, and later announcements are still published", () =>
+    withLogs((logged) =>
+      Effect.gen(function*() {
+        const h = yield* harness
+        const broken = id("broken")
+        h.unreadable.add(broken)
+        yield* h.commit(broken)
+        yield* h.announce(broken, 0)
+        assert.strictEqual(
+          yield* Queue.take(logged),
+          "Warn: SessionLog: can't read a commit another process announced: SessionLog.read(broken): storage failed: EIO: i/o error, read"
+        )
+        yield* h.commit(remote)
+        yield* h.announce(remote, 0)
+        assert.strictEqual(yield* h.next, "remote 0")
+      })
+    ))
+
+  it.effect("announcements that end in a failure are logged as a warning; this process's own appends go on", () =>
+    withLogs((logged) =>
+      Effect.gen(function*() {
+        const h = yield* harness
+        yield* h.endAnnouncements(new Error("connection lost"))
+        assert.strictEqual(
+          yield* Queue.take(logged),
+          "Warn: SessionLog: announcements of other processes' commits ended: SessionLog.subscribe(): storage failed: connection lost"
+        )
+        assert.strictEqual((yield* h.log.append(local, "a", null)).seq, 0)
+        assert.strictEqual(yield* h.next, "local 0")
+      })
+    ))
+})
