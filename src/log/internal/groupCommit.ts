@@ -111,7 +111,8 @@ export const make = (
     batch: ReadonlyArray<Waiting>
   ): Effect.Effect<Exit.Exit<ReadonlyArray<SessionEvent.Entry>, SessionLogError>> =>
     Effect.flatMap(
-      Effect.exit(backend.append(session, batch.map((waiting) => waiting.prepared))),
+      // Suspended: a backend that throws as it is called fails this batch's fiber, not the caller's.
+      Effect.exit(Effect.suspend(() => backend.append(session, batch.map((waiting) => waiting.prepared)))),
       (exit) => handOff(session, lane, settle(session, batch, exit))
     ).pipe(guarded(session, lane, () => batch))
 
