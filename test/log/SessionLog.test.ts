@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, Result, Stream } from "effect"
+import * as GroupCommit from "../../src/log/internal/groupCommit.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
 import { Corrupt, InvalidPayload, InvalidSessionId, Locked, SessionLogError } from "../../src/log/SessionLogError.ts"
@@ -76,6 +77,20 @@ describe("SessionLog.make with a backend's appendNow", () => {
       const entries = yield* Effect.forEach([0, 1, 2, 3, 4], (i) => log.append(session, "x", i), { concurrency: "unbounded" })
       assert.deepStrictEqual(entries.map((e) => [e.seq, e.data]), [[0, 0], [1, 1], [2, 2], [3, 3], [4, 4]])
       assert.deepStrictEqual(calls, ["now 5"], "one batch for the burst")
+    }))
+
+  it.effect("batches stored at once back to back let the event loop turn: its I/O waits at most a few of them", () =>
+    Effect.gen(function*() {
+      const order: Array<string> = []
+      const { backend } = nowBackend((batch) => {
+        order.push(`now ${batch[0]!.data}`)
+        return "store"
+      })
+      const log = yield* SessionLog.make(backend)
+      setImmediate(() => order.push("event loop"))
+      for (let i = 0; i < 2 * GroupCommit.maxBlockingInARow + 2; i++) yield* log.append(session, "x", i)
+      const turned = order.indexOf("event loop")
+      assert.isTrue(turned >= 0 && turned <= GroupCommit.maxBlockingInARow, order.join(", "))
     }))
 
   it.effect("a batch appendNow declines goes through append", () =>

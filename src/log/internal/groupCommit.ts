@@ -37,6 +37,15 @@ const afterReadyFibers: Effect.Effect<void> = Effect.callback<void>((resume) => 
   queueMicrotask(() => resume(Effect.void))
 })
 
+/** How many batches may be stored at once, back to back, before the event loop must turn. */
+export const maxBlockingInARow = 2
+
+/** Runs `f` on the event loop's next turn. */
+const onNextTurn = (f: () => void): void => {
+  if (typeof setImmediate === "function") setImmediate(f)
+  else setTimeout(f, 0)
+}
+
 /**
  * The store of a log over `backend`: appends a prepared event to a session and answers its entry,
  * once committed (and published, through `publish`). Batches handed on to fibers of their own live
@@ -48,6 +57,14 @@ export const make = (
   publish: (session: SessionId.SessionId, entries: ReadonlyArray<SessionEvent.Entry>) => void
 ) => {
   const lanes = new Map<SessionId.SessionId, Lane>()
+  // Batches stored at once since the event loop last turned. Such a batch blocks the thread and
+  // yields only a microtask before it: back to back (one fiber appending in a loop) they would keep
+  // the loop from turning, so every `maxBlockingInARow`-th waits for a turn instead, and the loop's
+  // I/O (other connections, the journal's checkpoints) waits at most that many lone batches.
+  let sinceTurn = 0
+  const turned = () => {
+    sinceTurn = 0
+  }
 
   /**
    * A batch's appends answered, once the backend answered `stored` for it: its entries are
@@ -118,8 +135,9 @@ export const make = (
 
   /**
    * The same through the backend's `appendNow`, when it has one: the fibers ready to run go first
-   * (appends among them to this session join the batch), then the batch is stored at once if the
-   * backend can, with no effect around it; through `lead` if it can't.
+   * (appends among them to this session join the batch; after `maxBlockingInARow` batches stored at
+   * once with no turn of the event loop, the loop turns first), then the batch is stored at once if
+   * the backend can, with no effect around it; through `lead` if it can't.
    */
   const leadNow = (
     appendNow: NonNullable<Backend["appendNow"]>,
@@ -128,7 +146,12 @@ export const make = (
     own: Waiting
   ): Effect.Effect<Exit.Exit<ReadonlyArray<SessionEvent.Entry>, SessionLogError>> => {
     let batch: ReadonlyArray<Waiting> = [own]
-    return Effect.flatMap(afterReadyFibers, () => {
+    // The first since the loop turned asks to hear of its next turn; the one that reaches the bound
+    // waits for that turn.
+    if (sinceTurn === 0) onNextTurn(turned)
+    const first = sinceTurn < maxBlockingInARow ? afterReadyFibers : Effect.yieldNow
+    sinceTurn = sinceTurn < maxBlockingInARow ? sinceTurn + 1 : 0
+    return Effect.flatMap(first, () => {
       if (lane.waiting.length > 0) {
         batch = [own, ...lane.waiting]
         lane.waiting = []
