@@ -39,6 +39,8 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    // The programs tests run as processes, bundled once (test/support/Executables.ts).
+    globalSetup: ["test/support/bundleSetup.ts"],
     testTimeout: 30_000,
     // Vitest's default is one worker on a 2-core machine (cores - 1), so files ran one after another;
     // most of the slow ones wait on child processes, fsync or npm, so a worker more than the cores

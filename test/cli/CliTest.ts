@@ -15,7 +15,8 @@ import * as Cli from "../../src/cli/Cli.ts"
 import * as Output from "../../src/cli/Output.ts"
 import * as Format from "../../src/log/file/Format.ts"
 
-export const bin = new URL("../../src/cli/bin.ts", import.meta.url).pathname
+export { bin } from "../support/Executables.ts"
+import { bin } from "../support/Executables.ts"
 
 /**
  * A new temporary directory, removed when the test that made it finishes (a hook of the test, not of

@@ -17,7 +17,7 @@ import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
 import * as ToolDefinition from "../../src/mcp/ToolDefinition.ts"
 
-const bin = new URL("../../src/cli/bin.ts", import.meta.url).pathname
+import { bin } from "../support/Executables.ts"
 
 /** Runs the command in-process with `args`, an environment of `env` only; answers its exit and output. */
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>

@@ -14,7 +14,7 @@ import { afterAll } from "vitest"
 import * as PgTest from "../log/sql/PgTest.ts"
 import { inProcess } from "./CliTest.ts"
 
-const bin = new URL("../../src/cli/bin.ts", import.meta.url).pathname
+import { bin } from "../support/Executables.ts"
 const cleanups: Array<() => void> = []
 afterAll(() => cleanups.forEach((cleanup) => cleanup()))
 

@@ -7,7 +7,7 @@ import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import { failureOf } from "../SessionLogConformance.ts"
 import { failing, open, openRaw, session, systemError, todo, withDirectory } from "./FileTest.ts"
 
-const appender = new URL("../../fixtures/appender.ts", import.meta.url).pathname
+import { appender } from "../../support/Executables.ts"
 
 const exited = (child: ChildProcess) =>
   Effect.promise(() => new Promise<void>((resolve) => child.exitCode !== null ? resolve() : child.once("exit", () => resolve())))

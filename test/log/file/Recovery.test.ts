@@ -6,7 +6,7 @@ import * as SessionFile from "../../../src/log/file/Format.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
 import { open, readAll, session, withDirectory } from "./FileTest.ts"
 
-const appender = new URL("../../fixtures/appender.ts", import.meta.url).pathname
+import { appender } from "../../support/Executables.ts"
 
 const exited = (child: ChildProcess) =>
   Effect.promise(() => new Promise<void>((resolve) => child.exitCode !== null ? resolve() : child.once("exit", () => resolve())))

@@ -31,7 +31,7 @@ conformance("JSONL files, journal mode", () =>
   })).pipe(Layer.provide(NodeServices.layer)))
 
 const session = SessionId.decodeSync("file-session")
-const appender = new URL("../../fixtures/appender.ts", import.meta.url).pathname
+import { appender } from "../../support/Executables.ts"
 
 /** Runs `body` with a temporary directory and a way to open the (checked) log over it. */
 const withDirectory = <A, E>(

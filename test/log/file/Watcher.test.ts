@@ -15,7 +15,7 @@ import type * as SessionEvent from "../../../src/log/SessionEvent.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
 
-const appender = new URL("../../fixtures/appender.ts", import.meta.url).pathname
+import { appender } from "../../support/Executables.ts"
 
 /** Runs the appender child to completion: `count` appends spread over `sessions`. */
 const runAppender = (directory: string, sessions: ReadonlyArray<string>, count: number) =>

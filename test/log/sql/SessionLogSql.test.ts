@@ -21,7 +21,7 @@ const freshBackend = () =>
   }))
 
 const session = SessionId.decodeSync("shared-session")
-const appender = new URL("../../fixtures/sql-appender.ts", import.meta.url).pathname
+import { sqlAppender as appender } from "../../support/Executables.ts"
 
 describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", () => {
   conformance("PostgreSQL", freshBackend)
