@@ -93,6 +93,23 @@ describe("SessionLog.make with a backend's appendNow", () => {
       assert.isTrue(turned >= 0 && turned <= GroupCommit.maxBlockingInARow, order.join(", "))
     }))
 
+  it.effect("appends that come apart, the event loop turning between them, never wait for a turn of their own", () =>
+    Effect.gen(function*() {
+      const order: Array<string> = []
+      const { backend } = nowBackend((batch) => {
+        order.push(`now ${batch[0]!.data}`)
+        return "store"
+      })
+      const log = yield* SessionLog.make(backend)
+      for (let i = 0; i < 3 * GroupCommit.maxBlockingInARow + 3; i++) {
+        yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+        setImmediate(() => order.push(`turn after ${i}`))
+        yield* log.append(session, "x", i)
+        assert.deepStrictEqual(order.slice(-1), [`now ${i}`], `append ${i} waited for a turn of the event loop: ${order.join(", ")}`)
+        assert.notInclude(order, `turn after ${i}`, `append ${i} waited for a turn of the event loop: ${order.join(", ")}`)
+      }
+    }))
+
   it.effect("a batch appendNow declines goes through append", () =>
     Effect.gen(function*() {
       const { backend, calls } = nowBackend(() => "decline")
