@@ -110,6 +110,21 @@ describe("SessionLog.make with a backend's appendNow", () => {
       }
     }))
 
+  it.effect("appends that arrive while a lone batch lets ready fibers go first join it; the session then takes the next", () =>
+    Effect.gen(function*() {
+      const batches: Array<ReadonlyArray<unknown>> = []
+      const { backend } = nowBackend((batch) => {
+        batches.push(batch.map((prepared) => prepared.data))
+        return "store"
+      })
+      const log = yield* SessionLog.make(backend)
+      const entries = yield* Effect.forEach([1, 2, 3], (i) => log.append(session, "x", i), { concurrency: "unbounded" })
+      assert.deepStrictEqual(entries.map((entry) => entry.seq), [0, 1, 2])
+      assert.deepStrictEqual(batches, [[1, 2, 3]], "the three were stored together, by the first")
+      assert.strictEqual((yield* log.append(session, "x", 4)).seq, 3)
+      assert.deepStrictEqual(batches, [[1, 2, 3], [4]])
+    }))
+
   it.effect("a batch appendNow declines goes through append", () =>
     Effect.gen(function*() {
       const { backend, calls } = nowBackend(() => "decline")

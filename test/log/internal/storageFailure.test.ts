@@ -1,0 +1,71 @@
+/**
+ * How a foreign failure becomes a `StorageFailure`: the system error code decides the kind and the
+ * plain words, with the operation and where it happened; anything else keeps its own message.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as PlatformError from "effect/PlatformError"
+import * as StorageFailure from "../../../src/log/internal/storageFailure.ts"
+import { SessionLogError } from "../../../src/log/SessionLogError.ts"
+
+const system = (options: Partial<Parameters<typeof PlatformError.systemError>[0]> & { readonly code?: unknown }) => {
+  const { code, ...rest } = options
+  return PlatformError.systemError({
+    _tag: "Unknown",
+    module: "FileSystem",
+    method: "writeAll",
+    ...(code === undefined ? {} : { cause: { code } }),
+    ...rest
+  })
+}
+
+describe("storageFailure.fromError", () => {
+  it("a known code: its kind, plain words, the code, the syscall and the path", () => {
+    const failure = StorageFailure.fromError(system({ code: "ENOSPC", syscall: "write", pathOrDescriptor: "/d/s.jsonl" }))
+    assert.strictEqual(failure.kind, "DiskFull")
+    assert.strictEqual(failure.detail, "the disk is full (ENOSPC, write on /d/s.jsonl)")
+  })
+
+  it("a descriptor instead of a path; the module and method where there is no syscall; neither", () => {
+    assert.strictEqual(
+      StorageFailure.fromError(system({ code: "EIO", pathOrDescriptor: 7 })).detail,
+      "an I/O error: the device failed (EIO, FileSystem.writeAll on file descriptor 7)"
+    )
+    assert.strictEqual(
+      StorageFailure.fromError(system({ code: "EROFS" })).detail,
+      "the file system is read-only (EROFS, FileSystem.writeAll)"
+    )
+  })
+
+  it("an unknown code keeps the error's message after the code; its kind from the platform's tag", () => {
+    const denied = system({ _tag: "PermissionDenied", code: "EWHATEVER" })
+    const failure = StorageFailure.fromError(denied)
+    assert.strictEqual(failure.kind, "PermissionDenied")
+    assert.strictEqual(failure.detail, `EWHATEVER: ${denied.message}`)
+    assert.strictEqual(StorageFailure.fromError(system({ code: "EWHATEVER" })).kind, "Unknown")
+  })
+
+  it("no code, or a code that isn't a string: the error's own message, kind Unknown", () => {
+    for (const cause of [undefined, null, "ENOSPC", { code: 28 }, {}]) {
+      const error = PlatformError.systemError({ _tag: "Unknown", module: "FileSystem", method: "sync", cause })
+      const failure = StorageFailure.fromError(error)
+      assert.strictEqual(failure.kind, "Unknown", String(cause))
+      assert.strictEqual(failure.detail, error.message, String(cause))
+    }
+  })
+
+  it("a bad argument and a foreign error keep their own message", () => {
+    const bad = PlatformError.badArgument({ module: "FileSystem", method: "open", cause: { code: "ENOSPC" } })
+    assert.deepStrictEqual([StorageFailure.fromError(bad).kind, StorageFailure.fromError(bad).detail], ["Unknown", bad.message])
+    const foreign = Object.assign(new Error("connection reset"), { code: "ENOSPC" })
+    assert.deepStrictEqual([StorageFailure.fromError(foreign).kind, StorageFailure.fromError(foreign).detail], ["Unknown", "connection reset"])
+  })
+
+  it("toError passes the log's own error through, wraps an Error with its cause, and a reason as it is", () => {
+    const own = StorageFailure.toError("read", "s")(new Error("x"))
+    assert.instanceOf(own, SessionLogError)
+    assert.strictEqual(StorageFailure.toError("append", "s")(own), own)
+    const wrapped = StorageFailure.toError("append", "s")(system({ code: "ENOSPC" }))
+    assert.strictEqual(wrapped.reason._tag, "StorageFailure")
+    assert.strictEqual(wrapped.method, "append")
+  })
+})
