@@ -14,7 +14,6 @@ import { onTestFinished } from "vitest"
 import * as Cli from "../../src/cli/Cli.ts"
 import * as Output from "../../src/cli/Output.ts"
 import * as Format from "../../src/log/file/Format.ts"
-
 export { bin } from "../support/Executables.ts"
 import { bin } from "../support/Executables.ts"
 

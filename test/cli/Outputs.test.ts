@@ -16,7 +16,6 @@ import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
 import * as ToolDefinition from "../../src/mcp/ToolDefinition.ts"
-
 import { bin } from "../support/Executables.ts"
 
 /** Runs the command in-process with `args`, an environment of `env` only; answers its exit and output. */

@@ -13,8 +13,8 @@ import { join } from "node:path"
 import { afterAll } from "vitest"
 import * as PgTest from "../log/sql/PgTest.ts"
 import { inProcess } from "./CliTest.ts"
-
 import { bin } from "../support/Executables.ts"
+
 const cleanups: Array<() => void> = []
 afterAll(() => cleanups.forEach((cleanup) => cleanup()))
 

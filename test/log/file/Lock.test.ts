@@ -6,7 +6,6 @@ import * as SessionFile from "../../../src/log/file/Format.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import { failureOf } from "../SessionLogConformance.ts"
 import { failing, open, openRaw, session, systemError, todo, withDirectory } from "./FileTest.ts"
-
 import { appender } from "../../support/Executables.ts"
 
 const exited = (child: ChildProcess) =>

@@ -5,7 +5,6 @@ import { Effect, FileSystem } from "effect"
 import * as SessionFile from "../../../src/log/file/Format.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
 import { open, readAll, session, withDirectory } from "./FileTest.ts"
-
 import { appender } from "../../support/Executables.ts"
 
 const exited = (child: ChildProcess) =>

@@ -13,6 +13,7 @@ import { conformance, failureOf } from "../SessionLogConformance.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
 import { CheckedSessionLog } from "../../../src/log/CheckedSessionLog.ts"
 import { replacing } from "./FileTest.ts"
+import { appender } from "../../support/Executables.ts"
 
 /** A fresh backend over a temporary directory that is removed afterwards. */
 const tempBackend = () =>
@@ -31,7 +32,6 @@ conformance("JSONL files, journal mode", () =>
   })).pipe(Layer.provide(NodeServices.layer)))
 
 const session = SessionId.decodeSync("file-session")
-import { appender } from "../../support/Executables.ts"
 
 /** Runs `body` with a temporary directory and a way to open the (checked) log over it. */
 const withDirectory = <A, E>(

@@ -14,7 +14,6 @@ import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import type * as SessionEvent from "../../../src/log/SessionEvent.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
-
 import { appender } from "../../support/Executables.ts"
 
 /** Runs the appender child to completion: `count` appends spread over `sessions`. */

@@ -10,6 +10,7 @@ import * as PgTest from "./PgTest.ts"
 import { conformance, failureOf } from "../SessionLogConformance.ts"
 import * as TodoProjection from "../../../src/todo/TodoProjection.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
+import { sqlAppender as appender } from "../../support/Executables.ts"
 
 const backend = (table: string) => SessionLogSql.layer({ table, pageSize: 7 }).pipe(Layer.provide(PgTest.client))
 
@@ -21,7 +22,6 @@ const freshBackend = () =>
   }))
 
 const session = SessionId.decodeSync("shared-session")
-import { sqlAppender as appender } from "../../support/Executables.ts"
 
 describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", () => {
   conformance("PostgreSQL", freshBackend)
@@ -137,4 +137,3 @@ if (PgTest.skipReason !== undefined) {
   // Visible in the report: why the suite above didn't run.
   describe("SessionLogSql (PostgreSQL)", () => it.skip(`skipped: ${PgTest.skipReason}`, () => {}))
 }
-
