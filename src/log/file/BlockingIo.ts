@@ -23,7 +23,7 @@ import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import * as PlatformError from "effect/PlatformError"
 import * as Result from "effect/Result"
-import { fsyncSync, ftruncateSync, lstatSync, writeSync } from "node:fs"
+import { fdatasyncSync, fsyncSync, ftruncateSync, lstatSync, writeSync } from "node:fs"
 
 /**
  * Where a path leads, not following a link: the identity of the file and its size.
@@ -59,6 +59,8 @@ export interface Io {
    * it in errors.
    */
   readonly write: (file: FileSystem.File, path: string, bytes: Uint8Array) => Effect.Effect<void, PlatformError.PlatformError>
+  /** Writes all of `bytes` at `position` in `file`, which must not be open for appending. */
+  readonly writeAt: (file: FileSystem.File, path: string, bytes: Uint8Array, position: number) => Effect.Effect<void, PlatformError.PlatformError>
   /** Makes what was written to `file` durable (fsync). */
   readonly sync: (file: FileSystem.File, path: string) => Effect.Effect<void, PlatformError.PlatformError>
   /** What is at `path`, without following a link; `undefined` when nothing is. */
@@ -79,8 +81,16 @@ export interface Blocking {
    * it in errors.
    */
   readonly write: (fd: number, path: string, bytes: Uint8Array) => PlatformError.PlatformError | undefined
+  /** Writes all of `bytes` at `position` in the file open on `fd`, which must not be open for appending. */
+  readonly writeAt: (fd: number, path: string, bytes: Uint8Array, position: number) => PlatformError.PlatformError | undefined
   /** Makes what was written to the file on `fd` durable (fsync). */
   readonly sync: (fd: number, path: string) => PlatformError.PlatformError | undefined
+  /**
+   * Makes what was written to the file on `fd` durable, and of its metadata only what reading it
+   * back needs (fdatasync: its size, not its times). Over blocks already written, and within the
+   * file's size, that flushes the data alone: no journal commit of the file system for the inode.
+   */
+  readonly datasync: (fd: number, path: string) => PlatformError.PlatformError | undefined
   /** Cuts the file on `fd` to `length` bytes. */
   readonly truncate: (fd: number, path: string, length: number) => PlatformError.PlatformError | undefined
   /** What is at `path`, without following a link; `undefined` when nothing is. */
@@ -126,23 +136,37 @@ export const descriptorOf = (file: FileSystem.File): number | undefined =>
  * @since 0.2.0
  * @category implementations
  */
-export const node: Blocking = {
-  write: (fd, path, bytes) => {
-    let written = 0
-    try {
-      for (let n = 1; written < bytes.length && n > 0; written += n) n = writeSync(fd, bytes, written)
-    } catch (cause) {
-      return systemError("writeAll", "write", path)(cause)
+/** Writes all of `bytes`, at `position` or (`undefined`) at the file's own position. */
+const writeAll = (fd: number, path: string, bytes: Uint8Array, position: number | undefined) => {
+  let written = 0
+  try {
+    for (let n = 1; written < bytes.length && n > 0; written += n) {
+      n = writeSync(fd, bytes, written, bytes.length - written, position === undefined ? null : position + written)
     }
-    // A write that makes no progress would otherwise spin, holding the thread.
-    return written < bytes.length ? systemError("writeAll", "write", path)(new Error("wrote 0 bytes")) : undefined
-  },
+  } catch (cause) {
+    return systemError("writeAll", "write", path)(cause)
+  }
+  // A write that makes no progress would otherwise spin, holding the thread.
+  return written < bytes.length ? systemError("writeAll", "write", path)(new Error("wrote 0 bytes")) : undefined
+}
+
+export const node: Blocking = {
+  write: (fd, path, bytes) => writeAll(fd, path, bytes, undefined),
+  writeAt: (fd, path, bytes, position) => writeAll(fd, path, bytes, position),
   sync: (fd, path) => {
     try {
       fsyncSync(fd)
       return undefined
     } catch (cause) {
       return systemError("sync", "fsync", path)(cause)
+    }
+  },
+  datasync: (fd, path) => {
+    try {
+      fdatasyncSync(fd)
+      return undefined
+    } catch (cause) {
+      return systemError("sync", "fdatasync", path)(cause)
     }
   },
   truncate: (fd, path, length) => {
@@ -198,6 +222,12 @@ export const inPlace = (blocking: Blocking, pooled: Io): Io => ({
     const fd = descriptorOf(file)
     return fd === undefined ? pooled.write(file, path, bytes) : Effect.suspend(() => done(blocking.write(fd, path, bytes)))
   },
+  writeAt: (file, path, bytes, position) => {
+    const fd = descriptorOf(file)
+    return fd === undefined
+      ? pooled.writeAt(file, path, bytes, position)
+      : Effect.suspend(() => done(blocking.writeAt(fd, path, bytes, position)))
+  },
   sync: (file, path) => {
     const fd = descriptorOf(file)
     return fd === undefined ? pooled.sync(file, path) : Effect.suspend(() => done(blocking.sync(fd, path)))
@@ -213,6 +243,7 @@ export const inPlace = (blocking: Blocking, pooled: Io): Io => ({
  */
 export const fromFileSystem = (fs: FileSystem.FileSystem): Io => ({
   write: (file, _path, bytes) => file.writeAll(bytes),
+  writeAt: (file, _path, bytes, position) => Effect.andThen(file.seek(BigInt(position), "start"), file.writeAll(bytes)),
   sync: (file) => file.sync,
   lstat: (path) =>
     fs.lstat(path).pipe(

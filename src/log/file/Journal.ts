@@ -9,7 +9,9 @@
  * (`started`: when the owner process started, see `Owner`; absent in journals of earlier versions), then
  * per batch a line `{"session":…,"offset":…,"length":…}` followed by the batch's session-file lines
  * exactly as written to the session file (`length` bytes). Every line is checksummed like session
- * files, the batch's own lines included, so the journal needs no second encoding of them.
+ * files, the batch's own lines included, so the journal needs no second encoding of them. After the
+ * last record, zero bytes may follow: space written ahead when the journal was opened, which records
+ * overwrite (see `JournalCommitter`); they end the records as the file's end does.
  */
 import * as Schema from "effect/Schema"
 import * as SessionId from "../SessionId.ts"
@@ -74,9 +76,16 @@ export interface Parsed {
   readonly stoppedAt: string | undefined
 }
 
+/** Whether `bytes` holds nothing but zeros from `start` on: space written ahead, not yet used. */
+const zerosFrom = (bytes: Uint8Array, start: number): boolean => {
+  for (let i = start; i < bytes.length; i++) if (bytes[i] !== 0) return false
+  return true
+}
+
 /**
- * Reads a journal. Records are appended and fsynced in order, so the first line that doesn't hold
- * (torn by a crash mid-write) ends the acknowledged ones. `undefined` if the header itself doesn't.
+ * Reads a journal. Records are written and fsynced in order, so the first line that doesn't hold
+ * (torn by a crash mid-write) ends the acknowledged ones; zeros to the end, written ahead, end them
+ * as the file's end does. `undefined` if the header itself doesn't hold.
  */
 export const parse = (bytes: Uint8Array): Parsed | undefined => {
   let start = 0
@@ -84,6 +93,7 @@ export const parse = (bytes: Uint8Array): Parsed | undefined => {
   const records: Array<Record> = []
   let stoppedAt: string | undefined
   while (start < bytes.length) {
+    if (header !== undefined && bytes[start] === 0 && zerosFrom(bytes, start)) break
     const newline = bytes.indexOf(10, start)
     if (newline === -1) {
       stoppedAt = "a torn last line"

@@ -21,6 +21,7 @@ import { basename, dirname, join } from "node:path"
 import type * as SessionEvent from "../../../src/log/SessionEvent.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
+import * as Journal from "../../../src/log/file/Journal.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import { replacing } from "./FileTest.ts"
 import * as Recording from "./RecordingFileSystem.ts"
@@ -306,6 +307,39 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
 
     it.effect("fsync per file", () => alone(false))
     it.effect("journal mode: the lone batch writes and syncs the journal itself", () => alone(true))
+
+    it.effect("journal mode: a journal is written ahead with zeros; lone batches overwrite them in place, each flushed by an fdatasync", () =>
+      Effect.gen(function*() {
+        const session = SessionId.decodeSync("ahead")
+        const checkpointBytes = 64 * 1024
+        const { events, result: onDisk } = yield* recorded({ journal: { checkpointBytes } }, (_, append, _recorder, directory) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < 30; i++) yield* append(session, { i })
+            const fs = yield* FileSystem.FileSystem
+            const [name] = (yield* fs.readDirectory(directory)).filter(isJournal)
+            return yield* fs.readFile(join(directory, name!))
+          }).pipe(Effect.provide(NodeServices.layer)))
+        const journal = events.find((e) => e.op === "open" && isJournal(e.path))!
+        assert.strictEqual(journal.flag, "wx", "created exclusively, and written at positions, not appended to")
+        assert.strictEqual(onDisk.length, checkpointBytes, "written ahead to its checkpoint size, which 30 batches don't reach")
+        const writes = events.filter((e) => e.op === "writeAll" && e.path === journal.path && (e.entries ?? []).length > 0)
+        assert.strictEqual(writes.length, 30, "every batch went to this journal")
+        // Each record goes where the one before it ends, over the zeros: the first right after the header.
+        const header = events.find((e) => e.op === "writeAll" && e.path === journal.path)!
+        let end = header.bytes!
+        for (const write of writes.filter((e) => e.blocking === true)) {
+          if (write.offset !== end) assert.fail(`a record written at ${write.offset}, where the records ended at ${end}`)
+          end += write.bytes!
+        }
+        const syncs = events.filter((e) => e.op === "sync" && e.path === journal.path && e.blocking === true)
+        // (The first batches, before the session counts as alone, go through the committer.)
+        assert.isAtLeast(syncs.length, 20, "lone batches synced the journal themselves")
+        assert.deepStrictEqual([...new Set(syncs.map((e) => e.flag))], ["datasync"], "a lone commit flushes the data alone")
+        // What recovery would read: every record, and the zeros after them as no torn tail.
+        const parsed = Journal.parse(onDisk)!
+        assert.isUndefined(parsed.stoppedAt)
+        assert.strictEqual(parsed.records.length, writes.length)
+      }))
 
     it.effect("journal mode: a lone session's file is fsynced before a checkpoint removes the journal its batches were in", () =>
       Effect.gen(function*() {

@@ -34,7 +34,7 @@ export interface Event {
   readonly bytes?: number | undefined
   readonly entries?: ReadonlyArray<{ readonly session: string; readonly seq: number }> | undefined
   readonly seq?: number | undefined
-  /** Where a stream started reading, or where a `readAlloc` read from. */
+  /** Where a stream started reading, where a `readAlloc` read from, or where a positioned write wrote. */
   readonly offset?: number | undefined
   /** How many bytes a `readAlloc` asked for (a probe asks for a few KiB, a scan for whole chunks). */
   readonly requested?: number | undefined
@@ -55,7 +55,8 @@ export const entriesOf = (path: string, bytes: Uint8Array) => {
   if (!path.endsWith(".jsonl") && !path.endsWith(".wal")) return entries
   let session = basename(path).replace(/\.jsonl$/, "")
   for (const line of decoder.decode(bytes).split("\n")) {
-    if (line.length === 0) continue
+    // Empty, or zeros a journal is written ahead with.
+    if (/^\0*$/.test(line)) continue
     const json = JSON.parse(line)
     if (typeof json.session === "string" && typeof json.offset === "number") session = json.session
     else if (typeof json.seq === "number" && typeof json.type === "string") entries.push({ session, seq: json.seq })
@@ -81,6 +82,8 @@ export const make = () => {
           after(file.writeAll(bytes), { path, op: "writeAll", bytes: bytes.length, entries: entriesOf(path, bytes) })
       },
       truncate: { value: (length?: number) => after(file.truncate(length), { path, op: "truncate", bytes: length }) },
+      // The wrapped file's own position, which its `writeAll` writes at.
+      seek: { value: (offset: bigint, from: FileSystem.SeekMode) => file.seek(offset, from) },
       readAlloc: {
         value: (size: number, options?: FileSystem.File.ReadOptions) =>
           Effect.tap(file.readAlloc(size, options), (read) =>
@@ -140,7 +143,18 @@ export const make = () => {
         entries: entriesOf(path, bytes),
         blocking: true
       }),
+    writeAt: (fd, path, bytes, position) =>
+      recorded(BlockingIo.node.writeAt(fd, path, bytes, position), {
+        path,
+        op: "writeAll",
+        bytes: bytes.length,
+        offset: position,
+        entries: entriesOf(path, bytes),
+        blocking: true
+      }),
     sync: (fd, path) => recorded(BlockingIo.node.sync(fd, path), { path, op: "sync", blocking: true }),
+    // As durable for the data written as an fsync: recorded as a sync, marked.
+    datasync: (fd, path) => recorded(BlockingIo.node.datasync(fd, path), { path, op: "sync", flag: "datasync", blocking: true }),
     truncate: (fd, path, length) =>
       recorded(BlockingIo.node.truncate(fd, path, length), { path, op: "truncate", bytes: length, blocking: true }),
     lstat: BlockingIo.node.lstat

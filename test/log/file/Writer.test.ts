@@ -132,7 +132,10 @@ describe("Writer: storage failures say what happened", () => {
     ))
 })
 
-/** Node's blocking calls, except that `fail` may answer an error for a call instead of making it in full. */
+/**
+ * Node's blocking calls, except that `fail` may answer an error for a call instead of making it in
+ * full: a positioned write is a "write", an fdatasync a "sync".
+ */
 const failingBlocking = (
   fail: (call: "write" | "sync" | "truncate", path: string) => PlatformError.PlatformError | undefined
 ): BlockingIo.Blocking => ({
@@ -143,7 +146,14 @@ const failingBlocking = (
     BlockingIo.node.write(fd, path, bytes.subarray(0, bytes.length >> 1))
     return error
   },
+  writeAt: (fd, path, bytes, position) => {
+    const error = fail("write", path)
+    if (error === undefined) return BlockingIo.node.writeAt(fd, path, bytes, position)
+    BlockingIo.node.writeAt(fd, path, bytes.subarray(0, bytes.length >> 1), position)
+    return error
+  },
   sync: (fd, path) => fail("sync", path) ?? BlockingIo.node.sync(fd, path),
+  datasync: (fd, path) => fail("sync", path) ?? BlockingIo.node.datasync(fd, path),
   truncate: (fd, path, length) => fail("truncate", path) ?? BlockingIo.node.truncate(fd, path, length),
   lstat: BlockingIo.node.lstat
 })
