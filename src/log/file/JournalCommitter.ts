@@ -7,11 +7,12 @@
  * background the session files the old one covers are fsynced and the old one is removed: appends
  * never wait for a checkpoint.
  *
- * A journal is written ahead with zeros when it is opened, up to its checkpoint size (at most
- * `maxWrittenAhead`), and batches overwrite them in place: a lone batch's commit is then an
- * fdatasync that flushes its data alone, with no file-system journal commit for a file that grew or
- * whose times changed. That is what makes its commit cheaper than a bare append + fsync of a session
- * file (SQLite's WAL does the same by reusing its file).
+ * A journal is written ahead with zeros (`firstAhead` when it is opened, then `aheadChunk` more,
+ * by the committer, each time its records come within `aheadMargin` of the zeros' end, up to its
+ * checkpoint size), and batches overwrite them in place: a lone batch's commit is then an fdatasync
+ * that flushes its data alone, with no file-system journal commit for a file that grew or whose
+ * times changed. That is what makes its commit cheaper than a bare append + fsync of a session file
+ * (SQLite's WAL does the same by reusing its file).
  *
  * One writer of the journal at a time: the committer's work (a store, a checkpoint) yields while its
  * calls go through the thread pool, so it marks the journal busy meanwhile; a blocking commit runs
@@ -61,14 +62,19 @@ export interface Committer {
   readonly release: (file: FileSystem.File) => Effect.Effect<void>
 }
 
-/** The most of a journal written ahead with zeros when it is opened (a larger checkpoint size grows it as it fills). */
-export const maxWrittenAhead = 16 * 1024 * 1024
+/** Zeros written ahead when a journal is opened: little, since the open waits for them. */
+export const firstAhead = 256 * 1024
+/** Zeros the committer adds once the records come within `aheadMargin` of where they end. */
+export const aheadChunk = 1024 * 1024
+export const aheadMargin = 128 * 1024
 
 interface Generation {
   readonly path: string
   readonly file: FileSystem.File
   /** Where its records end: the next batch goes there, over the zeros written ahead. */
   size: number
+  /** Where the zeros written ahead end: past it, a batch grows the file. */
+  ahead: number
   /** The session files with batches in this journal: synced before it may go. */
   readonly dirty: Set<FileSystem.File>
   readonly scope: Scope.Closeable
@@ -92,6 +98,7 @@ export const make = Effect.fnUntraced(function*(
   // journals with nothing left to cover are removed: a file never closes under a round in flight.
   const files = yield* Scope.fork(scope)
 
+  const ahead = Math.min(options.checkpointBytes, firstAhead)
   const openGeneration = Effect.gen(function*() {
     const journalPath = path.join(directory, Journal.fileName(self.pid, crypto.randomUUID()))
     const header = Journal.headerLine(self, yield* Clock.currentTimeMillis)
@@ -101,13 +108,19 @@ export const make = Effect.fnUntraced(function*(
       // positions (not O_APPEND): records go over the zeros written ahead.
       const file = yield* fs.open(journalPath, { flag: "wx" }).pipe(Scope.provide(generationScope))
       yield* file.writeAll(header)
-      const ahead = Math.min(options.checkpointBytes, maxWrittenAhead) - header.length
-      if (ahead > 0) yield* file.writeAll(new Uint8Array(ahead))
+      if (ahead > header.length) yield* file.writeAll(new Uint8Array(ahead - header.length))
       yield* file.sync
       yield* syncDirectory(fs, directory)
       return file
     }).pipe(Effect.onError(() => Effect.andThen(Scope.close(generationScope, Exit.void), Effect.ignore(fs.remove(journalPath)))))
-    const generation: Generation = { path: journalPath, file, size: header.length, dirty: new Set(), scope: generationScope }
+    const generation: Generation = {
+      path: journalPath,
+      file,
+      size: header.length,
+      ahead: Math.max(ahead, header.length),
+      dirty: new Set(),
+      scope: generationScope
+    }
     generations.add(generation)
     return generation
   })
@@ -128,11 +141,11 @@ export const make = Effect.fnUntraced(function*(
 
   let current = yield* openGeneration
   let broken: StorageFailure | undefined
-  // Batches to commit, and requests to check whether a checkpoint is due (from blocking commits).
-  const queue = yield* Queue.unbounded<Chunk | "checkpoint">()
-  // The committer is at work (a store or a checkpoint): a blocking commit must not write meanwhile.
+  // Batches to commit, and requests for upkeep (zeros written ahead, a checkpoint) from blocking commits.
+  const queue = yield* Queue.unbounded<Chunk | "upkeep">()
+  // The committer is at work (a store, upkeep): a blocking commit must not write meanwhile.
   let busy = false
-  let checkpointRequested = false
+  let upkeepRequested = false
 
   /** The chunks as journal records: each a record header, then the batch's lines. */
   const recordsOf = (batch: ReadonlyArray<Omit<Chunk, "done">>): Uint8Array => {
@@ -149,19 +162,47 @@ export const make = Effect.fnUntraced(function*(
     for (const chunk of batch) generation.dirty.add(chunk.file)
   }
 
-  /** Once the journal holds `checkpointBytes`, a new one takes over and the old one retires. */
-  const checkpointIfDue = Effect.suspend(() => {
-    checkpointRequested = false
+  const checkpointDue = (generation: Generation) => generation.size >= options.checkpointBytes
+  const aheadDue = (generation: Generation) =>
+    generation.size + aheadMargin > generation.ahead && generation.ahead < options.checkpointBytes
+
+  /**
+   * Once the journal holds `checkpointBytes`, a new one takes over and the old one retires; before
+   * that, once its records near the end of the zeros written ahead, more are written. The
+   * committer's, while busy: nothing writes the journal meanwhile.
+   */
+  const upkeep = Effect.suspend(() => {
+    upkeepRequested = false
     const generation = current
-    if (generation.size < options.checkpointBytes) return Effect.void
-    return Effect.flatMap(Effect.exit(openGeneration), (next) => {
-      if (next._tag === "Failure") {
-        return Effect.logWarning(`SessionLogFile: no new journal, checkpoint postponed: ${Cause.pretty(next.cause)}`)
-      }
-      current = next.value
-      return Effect.asVoid(Effect.forkIn(retire(generation), scope))
-    })
+    if (checkpointDue(generation)) {
+      return Effect.flatMap(Effect.exit(openGeneration), (next) => {
+        if (next._tag === "Failure") {
+          return Effect.logWarning(`SessionLogFile: no new journal, checkpoint postponed: ${Cause.pretty(next.cause)}`)
+        }
+        current = next.value
+        return Effect.asVoid(Effect.forkIn(retire(generation), scope))
+      })
+    }
+    if (!aheadDue(generation)) return Effect.void
+    // From where the records end, if a batch went past the zeros: never over a record.
+    const from = Math.max(generation.ahead, generation.size)
+    const to = Math.min(from + aheadChunk, options.checkpointBytes)
+    return Effect.andThen(
+      options.io.writeAt(generation.file, generation.path, new Uint8Array(to - from), from),
+      options.io.sync(generation.file, generation.path)
+    ).pipe(
+      Effect.andThen(Effect.sync(() => {
+        generation.ahead = to
+      })),
+      // Batches past the zeros grow the file instead: as durable, only slower to sync.
+      Effect.catch((error) => Effect.logWarning(`SessionLogFile: ${generation.path} not written ahead: ${error.message}`))
+    )
   })
+
+  /** After a failed batch is cut from a generation: the zeros past its records are gone too. */
+  const cutAt = (generation: Generation) => {
+    generation.ahead = generation.size
+  }
 
   /** Writes chunks to the journal with one write and syncs it; a failed write is cut. The committer's. */
   const store = (batch: ReadonlyArray<Omit<Chunk, "done">>, io: BlockingIo.Io): Effect.Effect<void, Error> =>
@@ -176,13 +217,13 @@ export const make = Effect.fnUntraced(function*(
         // Cut the failed batch (and the zeros written ahead), so later batches don't follow bytes that
         // end the journal's valid part.
         const cut = yield* Effect.exit(Effect.andThen(generation.file.truncate(generation.size), generation.file.sync))
+        cutAt(generation)
         if (cut._tag === "Failure") {
           broken = new StorageFailure({ detail: `the journal ${generation.path} can't be repaired after a failed write` })
         }
         return yield* Effect.failCause(written.cause)
       }
       stored(generation, batch, bytes.length)
-      yield* checkpointIfDue
     })
 
   const idle = () => !busy && BlockingIo.descriptorOf(current.file) !== undefined
@@ -199,34 +240,36 @@ export const make = Effect.fnUntraced(function*(
     const failed = blocking.writeAt(fd, generation.path, bytes, generation.size) ?? blocking.datasync(fd, generation.path)
     if (failed !== undefined) {
       const cut = blocking.truncate(fd, generation.path, generation.size) ?? blocking.sync(fd, generation.path)
+      cutAt(generation)
       if (cut !== undefined) {
         broken = new StorageFailure({ detail: `the journal ${generation.path} can't be repaired after a failed write` })
       }
       return failed
     }
     stored(generation, [chunk], bytes.length)
-    // Opening the next journal takes calls through the thread pool: the committer's job, after this
-    // batch is acknowledged (it is durable in this journal).
-    if (generation.size >= options.checkpointBytes && !checkpointRequested) {
-      checkpointRequested = true
-      Queue.offerUnsafe(queue, "checkpoint")
+    // Opening the next journal, or writing more zeros ahead, takes calls through the thread pool:
+    // the committer's job, after this batch is acknowledged (it is durable in this journal).
+    if (!upkeepRequested && (checkpointDue(generation) || aheadDue(generation))) {
+      upkeepRequested = true
+      Queue.offerUnsafe(queue, "upkeep")
     }
     return undefined
   }
 
   /**
-   * One round of the committer: the batches that gathered, stored together, and a checkpoint if due.
-   * Uninterruptible: closing the log waits for a round in flight, whose callers wait for it too.
+   * One round of the committer: the batches that gathered, stored together and answered, then
+   * upkeep if due. Uninterruptible: closing the log waits for a round in flight, whose callers wait
+   * for it too.
    */
-  const round = (items: ReadonlyArray<Chunk | "checkpoint">) =>
+  const round = (items: ReadonlyArray<Chunk | "upkeep">) =>
     Effect.suspend(() => {
       busy = true
-      const batch = items.filter((item): item is Chunk => item !== "checkpoint")
-      if (batch.length === 0) return checkpointIfDue
-      return Effect.flatMap(Effect.exit(store(batch, options.io)), (exit) =>
-        Effect.sync(() => {
-          for (const chunk of batch) Deferred.doneUnsafe(chunk.done, exit)
-        }))
+      const batch = items.filter((item): item is Chunk => item !== "upkeep")
+      if (batch.length === 0) return upkeep
+      return Effect.flatMap(Effect.exit(store(batch, options.io)), (exit) => {
+        for (const chunk of batch) Deferred.doneUnsafe(chunk.done, exit)
+        return upkeep
+      })
     }).pipe(
       Effect.ensuring(Effect.sync(() => {
         busy = false

@@ -22,6 +22,7 @@ import type * as SessionEvent from "../../../src/log/SessionEvent.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
+import * as JournalCommitter from "../../../src/log/file/JournalCommitter.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import { replacing } from "./FileTest.ts"
 import * as Recording from "./RecordingFileSystem.ts"
@@ -339,6 +340,49 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
         const parsed = Journal.parse(onDisk)!
         assert.isUndefined(parsed.stoppedAt)
         assert.strictEqual(parsed.records.length, writes.length)
+      }))
+
+    it.effect("journal mode: as the records near the end of the zeros, the committer writes more ahead, never over a record", () =>
+      Effect.gen(function*() {
+        const session = SessionId.decodeSync("further")
+        const checkpointBytes = 4 * 1024 * 1024
+        const pad = "x".repeat(2000)
+        const { events, result: onDisk } = yield* recorded({ journal: { checkpointBytes } }, (_, append, _recorder, directory) =>
+          Effect.gen(function*() {
+            // Past the first zeros' end less the margin (256 - 128 KiB), in lone batches of ~2 KiB.
+            for (let i = 0; i < 80; i++) yield* append(session, { i, pad })
+            const fs = yield* FileSystem.FileSystem
+            const [name] = (yield* fs.readDirectory(directory)).filter(isJournal)
+            return yield* fs.readFile(join(directory, name!))
+          }).pipe(Effect.provide(NodeServices.layer)))
+        assert.strictEqual(onDisk.length, JournalCommitter.firstAhead + JournalCommitter.aheadChunk, "one chunk more was written ahead")
+        const journal = events.find((e) => e.op === "open" && isJournal(e.path))!.path
+        const zeros = events.findIndex((e) =>
+          e.op === "writeAll" && e.path === journal && e.offset === JournalCommitter.firstAhead && e.bytes === JournalCommitter.aheadChunk
+        )
+        assert.isAtLeast(zeros, 0, "the zeros went where the first ones ended")
+        assert.isAtLeast(findBetween(events, zeros + 1, events.length, (e) => e.op === "sync" && e.path === journal), 0, "and were synced")
+        const parsed = Journal.parse(onDisk)!
+        assert.isUndefined(parsed.stoppedAt)
+        assert.strictEqual(parsed.records.length, 80, "every record is whole: none was written over")
+      }))
+
+    it.effect("journal mode: a batch larger than the zeros left grows the journal, and the zeros written next follow it", () =>
+      Effect.gen(function*() {
+        const session = SessionId.decodeSync("larger")
+        const { result: onDisk } = yield* recorded({ journal: { checkpointBytes: 4 * 1024 * 1024 } }, (_, append, _recorder, directory) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < 10; i++) yield* append(session, { i })
+            yield* append(session, { large: "x".repeat(JournalCommitter.firstAhead + 1000) })
+            for (let i = 0; i < 10; i++) yield* append(session, { after: i })
+            const fs = yield* FileSystem.FileSystem
+            const [name] = (yield* fs.readDirectory(directory)).filter(isJournal)
+            return yield* fs.readFile(join(directory, name!))
+          }).pipe(Effect.provide(NodeServices.layer)))
+        const parsed = Journal.parse(onDisk)!
+        assert.isUndefined(parsed.stoppedAt, "no zeros were written over the large record")
+        assert.strictEqual(parsed.records.length, 21)
+        assert.isAbove(onDisk.length, JournalCommitter.firstAhead + JournalCommitter.aheadChunk, "the zeros were written after it")
       }))
 
     it.effect("journal mode: a lone session's file is fsynced before a checkpoint removes the journal its batches were in", () =>
