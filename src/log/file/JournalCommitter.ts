@@ -30,7 +30,6 @@ import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import { StorageFailure } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
-import * as Format from "./Format.ts"
 import * as Journal from "./Journal.ts"
 import type * as Owner from "./Owner.ts"
 import { syncDirectory } from "./Writer.ts"
@@ -147,15 +146,6 @@ export const make = Effect.fnUntraced(function*(
   let busy = false
   let upkeepRequested = false
 
-  /** The chunks as journal records: each a record header, then the batch's lines. */
-  const recordsOf = (batch: ReadonlyArray<Omit<Chunk, "done">>): Uint8Array => {
-    const parts: Array<Uint8Array> = []
-    for (const chunk of batch) {
-      parts.push(Format.encodeLines(Journal.recordHeader(chunk.session, chunk.offset, chunk.bytes.length)), chunk.bytes)
-    }
-    return Format.concat(parts)
-  }
-
   /** After records are durable in a generation: it has grown, and covers their session files. */
   const stored = (generation: Generation, batch: ReadonlyArray<Omit<Chunk, "done">>, bytes: number) => {
     generation.size += bytes
@@ -209,7 +199,7 @@ export const make = Effect.fnUntraced(function*(
     Effect.gen(function*() {
       if (broken !== undefined) return yield* Effect.fail(broken)
       const generation = current
-      const bytes = recordsOf(batch)
+      const bytes = Journal.records(batch)
       const written = yield* Effect.exit(
         Effect.andThen(io.writeAt(generation.file, generation.path, bytes, generation.size), io.sync(generation.file, generation.path))
       )
@@ -235,7 +225,7 @@ export const make = Effect.fnUntraced(function*(
     // Never beside the committer's own writes (a caller checks `idle` first; this holds it to that).
     if (busy || fd === undefined) return new StorageFailure({ detail: `the journal ${generation.path} is being written by its committer` })
     if (broken !== undefined) return broken
-    const bytes = recordsOf([chunk])
+    const bytes = Journal.records([chunk])
     // Over the zeros written ahead: an fdatasync flushes the data alone (its size grows only past them).
     const failed = blocking.writeAt(fd, generation.path, bytes, generation.size) ?? blocking.datasync(fd, generation.path)
     if (failed !== undefined) {

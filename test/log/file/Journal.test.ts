@@ -32,6 +32,13 @@ describe("Journal", () => {
     assert.isUndefined(result.stoppedAt)
   })
 
+  it("batches written as records are read back, byte for byte", () => {
+    const batches = [{ session: "a", offset: 100, bytes: batch(0) }, { session: "b", offset: 7, bytes: Format.concat([batch(1), batch(2)]) }]
+    const result = parsed(journal(Journal.records(batches)))
+    assert.deepStrictEqual(result.records.map((r) => ({ session: r.session, offset: r.offset, bytes: [...r.bytes] })), batches.map((b) => ({ ...b, bytes: [...b.bytes] })))
+    assert.isUndefined(result.stoppedAt)
+  })
+
   it("zeros written ahead end the records as the file's end does: no torn tail", () => {
     const result = parsed(journal(record("a", 100, batch(0)), new Uint8Array(4096)))
     assert.strictEqual(result.records.length, 1)
