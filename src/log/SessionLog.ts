@@ -15,9 +15,11 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Exit from "effect/Exit"
 import * as PubSub from "effect/PubSub"
 import * as Result from "effect/Result"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import * as GroupCommit from "./internal/groupCommit.ts"
 import * as Json from "./internal/json.ts"
@@ -109,10 +111,15 @@ export interface Backend {
   /** The names of the sessions held; the core keeps the valid ids and sorts them. */
   readonly sessions: Effect.Effect<ReadonlyArray<string>, Failure>
   /**
-   * Commits made by other processes, as they are announced (the session and the last seq
-   * committed). The core reads what each announces and publishes it to subscribers, each entry once.
+   * Starts hearing of the commits other processes make: once it succeeds, each commit made from
+   * then on is announced on its stream (the session and the last seq committed) until the scope
+   * closes. The core starts it when `subscribe` is first called, and closes it once no subscriber
+   * is left (so a process that only appends neither holds a listener nor hears its own commits
+   * back); it reads what each announces and publishes it to subscribers, each entry once.
    */
-  readonly announcements?: Stream.Stream<{ readonly session: string; readonly seq: number }, Failure> | undefined
+  readonly announcements?:
+    | Effect.Effect<Stream.Stream<{ readonly session: string; readonly seq: number }, Failure>, Failure, Scope.Scope>
+    | undefined
   /** The largest event it stores and reads back (UTF-8 of type + payload JSON); larger ones are refused unbatched. */
   readonly maxEventBytes?: number | undefined
   /**
@@ -150,6 +157,9 @@ const invalidId = (method: string, session: unknown): SessionLogError => {
  */
 export const make = Effect.fnUntraced(function*(backend: Backend) {
   const scope = yield* Effect.scope
+  // What the log was built with (its logger, the backend's services): announcements run with it,
+  // whoever subscribes first.
+  const built = yield* Effect.context<never>()
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SessionEvent.Committed>(), PubSub.shutdown)
   // The last seq published per session, kept only when other processes' commits arrive too, so
   // that each entry goes out once.
@@ -203,7 +213,14 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
       )
     })
 
+  /**
+   * While other processes' commits are heard, for as long as a subscriber needs them: acquired by
+   * each `subscribe` (the first starts hearing them), released as it ends (the last stops).
+   */
+  let hearing: Effect.Effect<void, never, Scope.Scope> = Effect.void
+
   if (backend.announcements !== undefined && published !== undefined) {
+    const announcements = backend.announcements
     const announced = (session: SessionId.SessionId, seq: number) => {
       // From the last entry published for the session, so entries whose announcement was missed come too.
       const from = (published.get(session) ?? seq - 1) + 1
@@ -214,25 +231,53 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
         Effect.map((entries) => publish(session, entries))
       )
     }
-    yield* backend.announcements.pipe(
-      Stream.runForEach(({ session, seq }) =>
-        SessionId.is(session) && Number.isInteger(seq)
-          ? announced(session, seq).pipe(
-            Effect.catch((error) => Effect.logWarning(`SessionLog: can't read a commit another process announced: ${error.message}`))
-          )
-          : Effect.void
-      ),
-      Effect.catch((failure) =>
-        Effect.logWarning(`SessionLog: announcements of other processes' commits ended: ${toError("subscribe")(failure).message}`)
-      ),
-      Effect.forkScoped
-    )
+    const ended = (failure: Failure) =>
+      Effect.logWarning(`SessionLog: announcements of other processes' commits ended: ${toError("subscribe")(failure).message}`)
+    let subscribers = 0
+    let heard: Scope.Closeable | undefined
+    const lock = Semaphore.makeUnsafe(1)
+    /** Starts hearing announcements, in a scope of its own that the last subscriber closes. */
+    const start = Effect.gen(function*() {
+      const own = yield* Scope.fork(scope)
+      heard = own
+      // What was published while nothing was heard says nothing of what others committed meanwhile.
+      published.clear()
+      // A backend that can't start hearing leaves subscribers with this process's own commits.
+      const stream = yield* announcements.pipe(Scope.provide(own), Effect.catch((failure) => Effect.as(ended(failure), undefined)))
+      if (stream === undefined) return
+      yield* stream.pipe(
+        Stream.runForEach(({ session, seq }) =>
+          SessionId.is(session) && Number.isInteger(seq)
+            ? announced(session, seq).pipe(
+              Effect.catch((error) => Effect.logWarning(`SessionLog: can't read a commit another process announced: ${error.message}`))
+            )
+            : Effect.void
+        ),
+        Effect.catch(ended),
+        Effect.forkIn(own)
+      )
+    })
+    const counted = Effect.sync(() => {
+      subscribers++
+    })
+    const hear = lock.withPermit(Effect.suspend(() =>
+      subscribers === 0 ? Effect.andThen(Effect.provideContext(start, built), counted) : counted
+    ))
+    const stop = lock.withPermit(Effect.suspend(() => {
+      if (--subscribers > 0 || heard === undefined) return Effect.void
+      const closing = heard
+      heard = undefined
+      return Scope.close(closing, Exit.void)
+    }))
+    hearing = Effect.acquireRelease(hear, () => stop)
   }
 
   return SessionLog.of({
     append,
     read,
-    subscribe: Effect.map(PubSub.subscribe(pubsub), Stream.fromSubscription),
+    // Announcements are heard before the subscription is made: whatever another process commits
+    // after this returns is announced to it.
+    subscribe: Effect.andThen(hearing, Effect.map(PubSub.subscribe(pubsub), Stream.fromSubscription)),
     sessions: backend.sessions.pipe(
       Effect.map((names) => names.filter(SessionId.is).sort()),
       Effect.mapError(toError("sessions"))

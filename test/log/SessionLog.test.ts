@@ -331,9 +331,9 @@ describe("SessionLog.make, the core every backend is built on", () => {
       const announce = yield* Deferred.make<void>()
       const log = yield* SessionLog.make({
         ...backend,
-        announcements: Stream.fromEffect(Deferred.await(announce)).pipe(
+        announcements: Effect.succeed(Stream.fromEffect(Deferred.await(announce)).pipe(
           Stream.flatMap(() => Stream.make({ session, seq: 1 }, { session, seq: 1 }, { session, seq: 2 }))
-        )
+        ))
       })
       const committed = yield* log.subscribe
       const seen = yield* committed.pipe(Stream.take(3), Stream.runCollect, Effect.forkChild)

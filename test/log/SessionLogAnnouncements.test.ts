@@ -5,7 +5,7 @@
  * PostgreSQL's NOTIFY do. Everything is observed through a subscriber, in order; no sleeps.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Logger, Option, Queue, Stream } from "effect"
+import { Deferred, Effect, Exit, Fiber, Logger, Option, Queue, Scope, Stream } from "effect"
 import * as Memory from "../../src/log/internal/memory.ts"
 import type * as SessionEvent from "../../src/log/SessionEvent.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
@@ -44,7 +44,7 @@ const harness = Effect.gen(function*() {
         reads.push(`${session}@${fromSeq}`)
         return unreadable.has(session) ? Stream.fail(new Error("EIO: i/o error, read")) : store.read(session, fromSeq)
       }),
-    announcements: Stream.fromQueue(announcements)
+    announcements: Effect.succeed(Stream.fromQueue(announcements))
   })
   const seen = yield* Queue.unbounded<SessionEvent.Committed>()
   yield* Effect.forkScoped(Stream.runForEach(yield* log.subscribe, (committed) => Queue.offer(seen, committed)))
@@ -198,4 +198,63 @@ describe("SessionLog.make: other processes' commits, as announced", () => {
         assert.strictEqual(yield* h.next, "local 0")
       })
     ))
+})
+
+describe("SessionLog.make: other processes' commits are heard only while someone subscribes", () => {
+  /** A log whose backend counts how often it starts and stops hearing, and announces what the test offers. */
+  const counting = Effect.gen(function*() {
+    const store = Memory.backend()
+    const counts = { started: 0, stopped: 0 }
+    const announcements = yield* Queue.unbounded<Announcement>()
+    const log = yield* SessionLog.make({
+      ...store,
+      announcements: Effect.acquireRelease(
+        Effect.sync(() => {
+          counts.started++
+          return Stream.fromQueue(announcements)
+        }),
+        () => Effect.sync(() => counts.stopped++)
+      )
+    })
+    const commit = (session: SessionId.SessionId) => store.append(session, [{ type: "remote", time: 0, data: null, json: "null" }])
+    return { log, counts, announcements, commit }
+  })
+
+  it.effect("not before the first subscriber; once for any number of them; until the last is gone", () =>
+    Effect.gen(function*() {
+      const { counts, log } = yield* counting
+      yield* log.append(local, "a", null)
+      assert.deepStrictEqual(counts, { started: 0, stopped: 0 }, "a log that only appends hears nothing")
+      const first = yield* Scope.make()
+      const second = yield* Scope.make()
+      yield* Effect.asVoid(Scope.provide(log.subscribe, first))
+      yield* Effect.asVoid(Scope.provide(log.subscribe, second))
+      assert.deepStrictEqual(counts, { started: 1, stopped: 0 })
+      yield* Scope.close(first, Exit.void)
+      assert.deepStrictEqual(counts, { started: 1, stopped: 0 }, "one subscriber is left")
+      yield* Scope.close(second, Exit.void)
+      assert.deepStrictEqual(counts, { started: 1, stopped: 1 })
+      yield* Effect.scoped(Effect.asVoid(log.subscribe))
+      assert.deepStrictEqual(counts, { started: 2, stopped: 2 }, "a later subscriber starts hearing again")
+    }))
+
+  it.effect("a subscriber after a pause gets what is announced from then on, not what others committed in between", () =>
+    Effect.gen(function*() {
+      const { announcements, commit, log } = yield* counting
+      yield* Effect.scoped(Effect.gen(function*() {
+        const committed = yield* log.subscribe
+        const seen = yield* Effect.forkChild(Stream.runCollect(Stream.take(committed, 1)))
+        yield* commit(remote)
+        yield* Queue.offer(announcements, { session: remote, seq: 0 })
+        assert.deepStrictEqual((yield* Fiber.join(seen)).map((c) => c.entry.seq), [0])
+      }))
+      // Nobody hears these: nobody subscribes.
+      yield* commit(remote)
+      yield* commit(remote)
+      const committed = yield* log.subscribe
+      const seen = yield* Effect.forkChild(Stream.runCollect(Stream.take(committed, 1)))
+      yield* commit(remote)
+      yield* Queue.offer(announcements, { session: remote, seq: 3 })
+      assert.deepStrictEqual((yield* Fiber.join(seen)).map((c) => c.entry.seq), [3], "seqs 1 and 2 were committed before it subscribed")
+    }).pipe(Effect.scoped))
 })

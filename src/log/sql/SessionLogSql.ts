@@ -8,8 +8,9 @@
  *   contiguous seqs, nothing lost. The batches of many sessions that arrive while one statement is
  *   in flight are stored together in the next, one commit for all (`Appender`).
  * - Reads page through a session by seq (keyset), so a long session never loads at once.
- * - Each commit sends a `NOTIFY`; when the client is a `PgClient`, the layer `LISTEN`s, so the
- *   committed-entries stream also carries entries appended by other processes.
+ * - Each commit sends a `NOTIFY`; when the client is a `PgClient`, the layer `LISTEN`s while
+ *   anyone subscribes, so the committed-entries stream also carries entries appended by other
+ *   processes.
  *
  * @since 0.2.0
  */
@@ -136,7 +137,9 @@ export const layer = (
         return appender.append(session, batch)
       }
 
-      // Commits other instances make: LISTEN, and hand each NOTIFY to the core, which reads what it announces.
+      // Commits other instances make: LISTEN, and hand each NOTIFY to the core, which reads what it
+      // announces. Only while someone subscribes: a listener hears this process's own NOTIFYs too,
+      // each a wakeup that costs an append as much again as the commit's own work.
       const pg = yield* Effect.serviceOption(PgClient.PgClient)
       let announcements: SessionLog.Backend["announcements"]
       if (Option.isSome(pg)) {
@@ -144,19 +147,19 @@ export const layer = (
           const space = payload.indexOf(" ")
           return { session: payload.slice(space + 1), seq: Number(payload.slice(0, space)) }
         }
-        // Listening before the layer is ready: no subscriber can miss a commit made after that.
-        const first = yield* pg.value.listen(channel).pipe(Effect.mapError(SessionLog.toError("layer")))
         const relisten: Stream.Stream<{ readonly payload: string }, SqlError.SqlError> = Stream.unwrap(
           Effect.map(pg.value.listen(channel), (queue) => Stream.fromQueue(queue))
         )
-        announcements = Stream.fromQueue(first).pipe(
-          // A dropped LISTEN connection is re-established rather than silently ending live updates.
-          Stream.catch((error) =>
-            Stream.fromEffect(Effect.logWarning(`todo-write: LISTEN ${channel} failed (${error.message}); listening again`))
-              .pipe(Stream.drain, Stream.concat(relisten.pipe(Stream.retry(Schedule.spaced("1 second")))))
-          ),
-          Stream.map(parse)
-        )
+        // Listening once this succeeds: no subscriber misses a commit made after it subscribed.
+        announcements = Effect.map(pg.value.listen(channel), (first) =>
+          Stream.fromQueue(first).pipe(
+            // A dropped LISTEN connection is re-established rather than silently ending live updates.
+            Stream.catch((error) =>
+              Stream.fromEffect(Effect.logWarning(`todo-write: LISTEN ${channel} failed (${error.message}); listening again`))
+                .pipe(Stream.drain, Stream.concat(relisten.pipe(Stream.retry(Schedule.spaced("1 second")))))
+            ),
+            Stream.map(parse)
+          ))
       }
 
       return yield* SessionLog.make({
