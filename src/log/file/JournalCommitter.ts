@@ -14,9 +14,11 @@
  * times changed. That is what makes its commit cheaper than a bare append + fsync of a session file
  * (SQLite's WAL does the same by reusing its file).
  *
- * One writer of the journal at a time: the committer's work (a store, a checkpoint) yields while its
- * calls go through the thread pool, so it marks the journal busy meanwhile; a blocking commit runs
- * start to end without yielding, so nothing interleaves with it, and it only runs while not busy.
+ * One writer of the journal at a time: the committer's writes (a store, zeros written ahead) may
+ * yield while their calls go through the thread pool, so it marks the journal busy meanwhile; a
+ * blocking commit runs start to end without yielding, so nothing interleaves with it, and it only
+ * runs while not busy. Upkeep otherwise leaves lone batches free: while the zeros are synced, or the
+ * next journal is opened, they go on committing themselves, in the journal they find current.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -142,8 +144,9 @@ export const make = Effect.fnUntraced(function*(
   let broken: StorageFailure | undefined
   // Batches to commit, and requests for upkeep (zeros written ahead, a checkpoint) from blocking commits.
   const queue = yield* Queue.unbounded<Chunk | "upkeep">()
-  // The committer is at work (a store, upkeep): a blocking commit must not write meanwhile.
+  // The committer is writing the journal: a blocking commit must not write meanwhile.
   let busy = false
+  // Upkeep is asked for or under way: lone batches don't ask again until it is done.
   let upkeepRequested = false
 
   /** After records are durable in a generation: it has grown, and covers their session files. */
@@ -156,13 +159,21 @@ export const make = Effect.fnUntraced(function*(
   const aheadDue = (generation: Generation) =>
     generation.size + aheadMargin > generation.ahead && generation.ahead < options.checkpointBytes
 
+  /** Runs `write` as the journal's one writer: no blocking commit interleaves with it. */
+  const writing = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Effect.suspend(() => {
+      busy = true
+      return write
+    }).pipe(Effect.ensuring(Effect.sync(() => {
+      busy = false
+    })))
+
   /**
    * Once the journal holds `checkpointBytes`, a new one takes over and the old one retires; before
-   * that, once its records near the end of the zeros written ahead, more are written. The
-   * committer's, while busy: nothing writes the journal meanwhile.
+   * that, once its records near the end of the zeros written ahead, more are written. Only writing
+   * the zeros makes the journal busy (see the module's comment).
    */
   const upkeep = Effect.suspend(() => {
-    upkeepRequested = false
     const generation = current
     if (checkpointDue(generation)) {
       return Effect.flatMap(Effect.exit(openGeneration), (next) => {
@@ -174,25 +185,27 @@ export const make = Effect.fnUntraced(function*(
       })
     }
     if (!aheadDue(generation)) return Effect.void
+    const ahead = generation.ahead
     // From where the records end, if a batch went past the zeros: never over a record.
-    const from = Math.max(generation.ahead, generation.size)
+    const from = Math.max(ahead, generation.size)
     const to = Math.min(from + aheadChunk, options.checkpointBytes)
     return Effect.andThen(
-      options.io.writeAt(generation.file, generation.path, new Uint8Array(to - from), from),
+      writing(options.io.writeAt(generation.file, generation.path, new Uint8Array(to - from), from)),
       options.io.sync(generation.file, generation.path)
     ).pipe(
       Effect.andThen(Effect.sync(() => {
-        generation.ahead = to
+        // Unless a failed batch was cut meanwhile, taking the zeros with it.
+        if (generation.ahead === ahead) generation.ahead = to
       })),
       // Batches past the zeros grow the file instead: as durable, only slower to sync.
       Effect.catch((error) => Effect.logWarning(`SessionLogFile: ${generation.path} not written ahead: ${error.message}`))
     )
-  })
+  }).pipe(Effect.ensuring(Effect.sync(() => {
+    upkeepRequested = false
+  })))
 
   /** After a failed batch is cut from a generation: the zeros past its records are gone too. */
-  const cutAt = (generation: Generation) => {
-    generation.ahead = generation.size
-  }
+  const cutAt = (generation: Generation) => (generation.ahead = generation.size)
 
   /** Writes chunks to the journal with one write and syncs it; a failed write is cut. The committer's. */
   const store = (batch: ReadonlyArray<Omit<Chunk, "done">>, io: BlockingIo.Io): Effect.Effect<void, Error> =>
@@ -253,19 +266,13 @@ export const make = Effect.fnUntraced(function*(
    */
   const round = (items: ReadonlyArray<Chunk | "upkeep">) =>
     Effect.suspend(() => {
-      busy = true
       const batch = items.filter((item): item is Chunk => item !== "upkeep")
       if (batch.length === 0) return upkeep
-      return Effect.flatMap(Effect.exit(store(batch, options.io)), (exit) => {
+      return Effect.flatMap(Effect.exit(writing(store(batch, options.io))), (exit) => {
         for (const chunk of batch) Deferred.doneUnsafe(chunk.done, exit)
         return upkeep
       })
-    }).pipe(
-      Effect.ensuring(Effect.sync(() => {
-        busy = false
-      })),
-      Effect.uninterruptible
-    )
+    }).pipe(Effect.uninterruptible)
 
   const commit = (chunk: Omit<Chunk, "done">) =>
     Effect.flatMap(Deferred.make<void, Error>(), (done) =>

@@ -385,21 +385,36 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
         assert.isAbove(onDisk.length, JournalCommitter.firstAhead + JournalCommitter.aheadChunk, "the zeros were written after it")
       }))
 
-    it.effect("journal mode: a lone session's file is fsynced before a checkpoint removes the journal its batches were in", () =>
+    it.effect("journal mode: a lone session's file is fsynced before a checkpoint removes the journal its batches were in, and its batches don't wait for the rotation", () =>
       Effect.gen(function*() {
         const session = SessionId.decodeSync("alone-rotating")
-        const { events } = yield* recorded({ journal: { checkpointBytes: 2048 } }, (_, append) =>
+        const { events, result: appended } = yield* recorded({ journal: { checkpointBytes: 2048 } }, (_, append, recorder) =>
           Effect.gen(function*() {
-            for (let i = 0; i < 40; i++) yield* append(session, { i, pad: "x".repeat(40) })
+            // Lone batches don't wait for a rotation: they go on until two rotated journals are gone.
+            const removed = () => recorder.events.filter((e) => e.op === "remove" && isJournal(e.path)).length
+            let i = 0
+            for (; i < 40 || (i < 2000 && removed() < 2); i++) yield* append(session, { i, pad: "x".repeat(40) })
+            return i
           }))
         const closing = events.findIndex((e) => e.op === "mark" && e.flag === "closing")
         const before = events.slice(0, closing)
         // A lone batch syncs the journal itself, blocking; the committer's syncs go through the thread pool.
         const lone = before.filter((e) => e.op === "sync" && isJournal(e.path) && e.blocking === true).length
-        assert.isAtLeast(lone, 20, `${lone} of 40 appends were lone batches that synced the journal themselves`)
+        assert.isAtLeast(lone, appended / 2, `${lone} of ${appended} appends were lone batches that synced the journal themselves`)
         const rotated = before.filter((e) => e.op === "remove" && isJournal(e.path)).length
         assert.isAtLeast(rotated, 2, "checkpoints removed rotated journals while the log was open")
         assertDirtyFilesSyncedBeforeRemove(events)
+        // While the next journal was readied (opened, its header and zeros synced), lone batches went
+        // on syncing the current one themselves, instead of waiting for the committer.
+        const journals = [...new Set(events.filter((e) => e.op === "open" && creates(e.flag) && isJournal(e.path)).map((e) => e.path))]
+        const undisturbed = journals.slice(1).filter((next) => {
+          const opened = events.findIndex((e) => e.op === "open" && e.path === next)
+          const used = events.findIndex((e, i) => i > opened && e.op === "writeAll" && e.path === next && (e.entries ?? []).length > 0)
+          return events.slice(opened, used < 0 ? closing : used).some((e) =>
+            e.op === "sync" && e.blocking === true && isJournal(e.path) && e.path !== next
+          )
+        })
+        assert.isAtLeast(undisturbed.length, 1, `of ${journals.length - 1} rotations, none let lone batches go on meanwhile`)
       }))
 
     const together = (journal: boolean) =>
