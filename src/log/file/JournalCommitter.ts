@@ -4,12 +4,12 @@
  * answers them all. A lone batch, arriving while the committer is idle, is written and synced by its
  * own caller instead, with blocking calls (`commitBlocking`), with no hop to the committer. Once a
  * journal holds `checkpointBytes`, a new one takes over (opened by the committer), and in the
- * background the session files the old one covers are fsynced and the old one is removed: appends
- * never wait for a checkpoint.
+ * background the session files the old one covers are fsynced and the old one is removed: no append
+ * waits for that. (Batches handed to the committer while it opens the next journal wait for it.)
  *
- * A journal is written ahead with zeros (`firstAhead` when it is opened, then `aheadChunk` more,
- * by the committer, each time its records come within `aheadMargin` of the zeros' end, up to its
- * checkpoint size), and batches overwrite them in place: a lone batch's commit is then an fdatasync
+ * A journal is written ahead with zeros (`JournalFile.firstAhead` when it is opened, then
+ * `aheadChunk` more, by the committer, each time its records come within `aheadMargin` of the
+ * zeros' end, up to its checkpoint size), and batches overwrite them in place: a lone batch's commit is then an fdatasync
  * that flushes its data alone, with no file-system journal commit for a file that grew or whose
  * times changed. That is what makes its commit cheaper than a bare append + fsync of a session file
  * (SQLite's WAL does the same by reusing its file).
@@ -21,10 +21,8 @@
  * next journal is opened, they go on committing themselves, in the journal they find current.
  */
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
 import type * as Path from "effect/Path"
 import type * as PlatformError from "effect/PlatformError"
@@ -33,6 +31,7 @@ import * as Scope from "effect/Scope"
 import { StorageFailure } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
 import * as Journal from "./Journal.ts"
+import * as JournalFile from "./JournalFile.ts"
 import type * as Owner from "./Owner.ts"
 import { syncDirectory } from "./Writer.ts"
 
@@ -63,23 +62,7 @@ export interface Committer {
   readonly release: (file: FileSystem.File) => Effect.Effect<void>
 }
 
-/** Zeros written ahead when a journal is opened: little, since the open waits for them. */
-export const firstAhead = 256 * 1024
-/** Zeros the committer adds once the records come within `aheadMargin` of where they end. */
-export const aheadChunk = 1024 * 1024
-export const aheadMargin = 128 * 1024
-
-interface Generation {
-  readonly path: string
-  readonly file: FileSystem.File
-  /** Where its records end: the next batch goes there, over the zeros written ahead. */
-  size: number
-  /** Where the zeros written ahead end: past it, a batch grows the file. */
-  ahead: number
-  /** The session files with batches in this journal: synced before it may go. */
-  readonly dirty: Set<FileSystem.File>
-  readonly scope: Scope.Closeable
-}
+type Generation = JournalFile.JournalFile
 
 /** Starts this instance's journal in `directory`; it lives, and is closed, with `scope`. */
 export const make = Effect.fnUntraced(function*(
@@ -99,46 +82,11 @@ export const make = Effect.fnUntraced(function*(
   // journals with nothing left to cover are removed: a file never closes under a round in flight.
   const files = yield* Scope.fork(scope)
 
-  const ahead = Math.min(options.checkpointBytes, firstAhead)
-  const openGeneration = Effect.gen(function*() {
-    const journalPath = path.join(directory, Journal.fileName(self.pid, crypto.randomUUID()))
-    const header = Journal.headerLine(self, yield* Clock.currentTimeMillis)
-    const generationScope = yield* Scope.fork(files)
-    const file = yield* Effect.gen(function*() {
-      // A new name, created exclusively: never an existing file, never through a link. Written at
-      // positions (not O_APPEND): records go over the zeros written ahead.
-      const file = yield* fs.open(journalPath, { flag: "wx" }).pipe(Scope.provide(generationScope))
-      yield* file.writeAll(header)
-      if (ahead > header.length) yield* file.writeAll(new Uint8Array(ahead - header.length))
-      yield* file.sync
-      yield* syncDirectory(fs, directory)
-      return file
-    }).pipe(Effect.onError(() => Effect.andThen(Scope.close(generationScope, Exit.void), Effect.ignore(fs.remove(journalPath)))))
-    const generation: Generation = {
-      path: journalPath,
-      file,
-      size: header.length,
-      ahead: Math.max(ahead, header.length),
-      dirty: new Set(),
-      scope: generationScope
-    }
-    generations.add(generation)
-    return generation
-  })
-
-  /** Removes a journal whose batches are all durable in their session files. */
-  const retire = (generation: Generation) =>
-    Effect.gen(function*() {
-      yield* Effect.forEach([...generation.dirty], (f) => f.sync, { concurrency: "unbounded", discard: true })
-      generation.dirty.clear()
-      // Forgotten only once gone: if this is cut short, closing the log removes it.
-      yield* fs.remove(generation.path)
-      generations.delete(generation)
-      yield* Scope.close(generation.scope, Exit.void)
-      yield* syncDirectory(fs, directory)
-    }).pipe(Effect.catch((error) =>
-      Effect.logWarning(`SessionLogFile: ${generation.path} kept: ${error.message}; it is removed on close`)
-    ))
+  const openGeneration = Effect.tap(
+    JournalFile.open(fs, path, directory, self, files, Math.min(options.checkpointBytes, JournalFile.firstAhead)),
+    (generation) => Effect.sync(() => generations.add(generation))
+  )
+  const retire = (generation: Generation) => JournalFile.retire(fs, directory, generation, () => generations.delete(generation))
 
   let current = yield* openGeneration
   let broken: StorageFailure | undefined
@@ -157,7 +105,7 @@ export const make = Effect.fnUntraced(function*(
 
   const checkpointDue = (generation: Generation) => generation.size >= options.checkpointBytes
   const aheadDue = (generation: Generation) =>
-    generation.size + aheadMargin > generation.ahead && generation.ahead < options.checkpointBytes
+    generation.size + JournalFile.aheadMargin > generation.ahead && generation.ahead < options.checkpointBytes
 
   /** Runs `write` as the journal's one writer: no blocking commit interleaves with it. */
   const writing = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E> =>
@@ -185,18 +133,19 @@ export const make = Effect.fnUntraced(function*(
       })
     }
     if (!aheadDue(generation)) return Effect.void
-    const ahead = generation.ahead
-    // From where the records end, if a batch went past the zeros: never over a record.
-    const from = Math.max(ahead, generation.size)
-    const to = Math.min(from + aheadChunk, options.checkpointBytes)
-    return Effect.andThen(
-      writing(options.io.writeAt(generation.file, generation.path, new Uint8Array(to - from), from)),
-      options.io.sync(generation.file, generation.path)
-    ).pipe(
-      Effect.andThen(Effect.sync(() => {
+    const cuts = generation.cuts
+    // Where the records end is read while busy, so no lone batch writes past it before the zeros do.
+    const written = writing(Effect.suspend(() => {
+      // From where the records end, if a batch went past the zeros: never over a record.
+      const from = Math.max(generation.ahead, generation.size)
+      const to = Math.min(from + JournalFile.aheadChunk, options.checkpointBytes)
+      return Effect.as(options.io.writeAt(generation.file, generation.path, new Uint8Array(to - from), from), to)
+    }))
+    return Effect.flatMap(written, (to) =>
+      Effect.map(options.io.sync(generation.file, generation.path), () => {
         // Unless a failed batch was cut meanwhile, taking the zeros with it.
-        if (generation.ahead === ahead) generation.ahead = to
-      })),
+        if (generation.cuts === cuts) generation.ahead = to
+      })).pipe(
       // Batches past the zeros grow the file instead: as durable, only slower to sync.
       Effect.catch((error) => Effect.logWarning(`SessionLogFile: ${generation.path} not written ahead: ${error.message}`))
     )
@@ -205,7 +154,10 @@ export const make = Effect.fnUntraced(function*(
   })))
 
   /** After a failed batch is cut from a generation: the zeros past its records are gone too. */
-  const cutAt = (generation: Generation) => (generation.ahead = generation.size)
+  const cutAt = (generation: Generation) => {
+    generation.ahead = generation.size
+    generation.cuts++
+  }
 
   /** Writes chunks to the journal with one write and syncs it; a failed write is cut. The committer's. */
   const store = (batch: ReadonlyArray<Omit<Chunk, "done">>, io: BlockingIo.Io): Effect.Effect<void, Error> =>

@@ -19,7 +19,7 @@
  *   sessions is taken over.
  *
  * The parts: `Format` (lines and checksums), `Scanner` and `Reader` (reading), `Writer` (appending),
- * `Lock`, `Journal`, `JournalCommitter` and `Recovery` (journal mode); this module wires them.
+ * `Lock`, `Journal`, `JournalFile`, `JournalCommitter` and `Recovery` (journal mode); this module wires them.
  *
  * @since 0.2.0
  */

@@ -22,7 +22,7 @@ import type * as SessionEvent from "../../../src/log/SessionEvent.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
-import * as JournalCommitter from "../../../src/log/file/JournalCommitter.ts"
+import * as JournalFile from "../../../src/log/file/JournalFile.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import { replacing } from "./FileTest.ts"
 import * as Recording from "./RecordingFileSystem.ts"
@@ -355,10 +355,10 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
             const [name] = (yield* fs.readDirectory(directory)).filter(isJournal)
             return yield* fs.readFile(join(directory, name!))
           }).pipe(Effect.provide(NodeServices.layer)))
-        assert.strictEqual(onDisk.length, JournalCommitter.firstAhead + JournalCommitter.aheadChunk, "one chunk more was written ahead")
+        assert.strictEqual(onDisk.length, JournalFile.firstAhead + JournalFile.aheadChunk, "one chunk more was written ahead")
         const journal = events.find((e) => e.op === "open" && isJournal(e.path))!.path
         const zeros = events.findIndex((e) =>
-          e.op === "writeAll" && e.path === journal && e.offset === JournalCommitter.firstAhead && e.bytes === JournalCommitter.aheadChunk
+          e.op === "writeAll" && e.path === journal && e.offset === JournalFile.firstAhead && e.bytes === JournalFile.aheadChunk
         )
         assert.isAtLeast(zeros, 0, "the zeros went where the first ones ended")
         assert.isAtLeast(findBetween(events, zeros + 1, events.length, (e) => e.op === "sync" && e.path === journal), 0, "and were synced")
@@ -373,7 +373,7 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
         const { result: onDisk } = yield* recorded({ journal: { checkpointBytes: 4 * 1024 * 1024 } }, (_, append, _recorder, directory) =>
           Effect.gen(function*() {
             for (let i = 0; i < 10; i++) yield* append(session, { i })
-            yield* append(session, { large: "x".repeat(JournalCommitter.firstAhead + 1000) })
+            yield* append(session, { large: "x".repeat(JournalFile.firstAhead + 1000) })
             for (let i = 0; i < 10; i++) yield* append(session, { after: i })
             const fs = yield* FileSystem.FileSystem
             const [name] = (yield* fs.readDirectory(directory)).filter(isJournal)
@@ -382,7 +382,7 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
         const parsed = Journal.parse(onDisk)!
         assert.isUndefined(parsed.stoppedAt, "no zeros were written over the large record")
         assert.strictEqual(parsed.records.length, 21)
-        assert.isAbove(onDisk.length, JournalCommitter.firstAhead + JournalCommitter.aheadChunk, "the zeros were written after it")
+        assert.isAbove(onDisk.length, JournalFile.firstAhead + JournalFile.aheadChunk, "the zeros were written after it")
       }))
 
     it.effect("journal mode: a lone session's file is fsynced before a checkpoint removes the journal its batches were in, and its batches don't wait for the rotation", () =>

@@ -1,0 +1,93 @@
+/**
+ * One file of a log instance's journal (a generation): created exclusively under a new name, with
+ * its header and zeros written ahead and synced, and its directory entry synced; what it holds (where
+ * its records end, where the zeros end, the session files its records cover); retired once those
+ * files are synced. `JournalCommitter` decides when each is written, opened and retired.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
+import * as Scope from "effect/Scope"
+import * as Journal from "./Journal.ts"
+import type * as Owner from "./Owner.ts"
+import { syncDirectory } from "./Writer.ts"
+
+/** Zeros written ahead when a journal is opened: little, since the open waits for them. */
+export const firstAhead = 256 * 1024
+/** Zeros the committer adds once the records come within `aheadMargin` of where they end. */
+export const aheadChunk = 1024 * 1024
+export const aheadMargin = 128 * 1024
+
+/** A journal file and what it holds. */
+export interface JournalFile {
+  readonly path: string
+  readonly file: FileSystem.File
+  /** Where its records end: the next batch goes there, over the zeros written ahead. */
+  size: number
+  /** Where the zeros written ahead end: past it, a batch grows the file. */
+  ahead: number
+  /** How many failed batches were cut from it (each takes the zeros after it too). */
+  cuts: number
+  /** The session files with batches in this journal: synced before it may go. */
+  readonly dirty: Set<FileSystem.File>
+  readonly scope: Scope.Closeable
+}
+
+/**
+ * Creates a journal in `directory`, its file open in a scope forked from `files`, written ahead to
+ * `ahead` bytes (or its header, if longer). Nothing is left behind if it fails.
+ */
+export const open = Effect.fnUntraced(function*(
+  fs: FileSystem.FileSystem,
+  path: Path.Path,
+  directory: string,
+  self: Owner.Owner,
+  files: Scope.Scope,
+  ahead: number
+) {
+  const journalPath = path.join(directory, Journal.fileName(self.pid, crypto.randomUUID()))
+  const header = Journal.headerLine(self, yield* Clock.currentTimeMillis)
+  const scope = yield* Scope.fork(files)
+  const file = yield* Effect.gen(function*() {
+    // A new name, created exclusively: never an existing file, never through a link. Written at
+    // positions (not O_APPEND): records go over the zeros written ahead.
+    const file = yield* fs.open(journalPath, { flag: "wx" }).pipe(Scope.provide(scope))
+    yield* file.writeAll(header)
+    if (ahead > header.length) yield* file.writeAll(new Uint8Array(ahead - header.length))
+    yield* file.sync
+    yield* syncDirectory(fs, directory)
+    return file
+  }).pipe(Effect.onError(() => Effect.andThen(Scope.close(scope, Exit.void), Effect.ignore(fs.remove(journalPath)))))
+  return {
+    path: journalPath,
+    file,
+    size: header.length,
+    ahead: Math.max(ahead, header.length),
+    cuts: 0,
+    dirty: new Set(),
+    scope
+  } satisfies JournalFile as JournalFile
+})
+
+/**
+ * Removes a journal whose batches are all durable in their session files: syncs them, removes it
+ * (then `removed` forgets it: if this is cut short, closing the log removes it), closes its file.
+ */
+export const retire = (
+  fs: FileSystem.FileSystem,
+  directory: string,
+  journal: JournalFile,
+  removed: () => void
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    yield* Effect.forEach([...journal.dirty], (f) => f.sync, { concurrency: "unbounded", discard: true })
+    journal.dirty.clear()
+    yield* fs.remove(journal.path)
+    removed()
+    yield* Scope.close(journal.scope, Exit.void)
+    yield* syncDirectory(fs, directory)
+  }).pipe(Effect.catch((error) =>
+    Effect.logWarning(`SessionLogFile: ${journal.path} kept: ${error.message}; it is removed on close`)
+  ))
