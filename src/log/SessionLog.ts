@@ -15,13 +15,12 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Exit from "effect/Exit"
 import * as PubSub from "effect/PubSub"
 import * as Result from "effect/Result"
-import * as Scope from "effect/Scope"
-import * as Semaphore from "effect/Semaphore"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as GroupCommit from "./internal/groupCommit.ts"
+import * as Hearing from "./internal/hearing.ts"
 import * as Json from "./internal/json.ts"
 import * as Memory from "./internal/memory.ts"
 import * as StorageFailure from "./internal/storageFailure.ts"
@@ -85,6 +84,20 @@ export interface Prepared {
 }
 
 /**
+ * A commit another process made, as a backend announces it.
+ *
+ * @since 0.2.0
+ * @category backends
+ */
+export interface Announcement {
+  readonly session: string
+  /** The last seq committed. */
+  readonly seq: number
+  /** The first seq of the batch committed, if the backend knows it. */
+  readonly first?: number | undefined
+}
+
+/**
  * What a backend primitive fails with: one of the log's reasons, or the foreign error (I/O, driver)
  * that the core reports as a storage failure with that error as its cause.
  *
@@ -112,14 +125,13 @@ export interface Backend {
   readonly sessions: Effect.Effect<ReadonlyArray<string>, Failure>
   /**
    * Starts hearing of the commits other processes make: once it succeeds, each commit made from
-   * then on is announced on its stream (the session and the last seq committed) until the scope
-   * closes. The core starts it when `subscribe` is first called, and closes it once no subscriber
-   * is left (so a process that only appends neither holds a listener nor hears its own commits
-   * back); it reads what each announces and publishes it to subscribers, each entry once.
+   * then on is announced on its stream (the session, the last seq committed and, if known, the
+   * first of its batch) until the scope closes. The core starts it when `subscribe` is first
+   * called, and closes it once no subscriber is left (so a process that only appends neither holds
+   * a listener nor hears its own commits back); it reads what each announces and publishes it to
+   * subscribers, each entry once.
    */
-  readonly announcements?:
-    | Effect.Effect<Stream.Stream<{ readonly session: string; readonly seq: number }, Failure>, Failure, Scope.Scope>
-    | undefined
+  readonly announcements?: Effect.Effect<Stream.Stream<Announcement, Failure>, Failure, Scope.Scope> | undefined
   /** The largest event it stores and reads back (UTF-8 of type + payload JSON); larger ones are refused unbatched. */
   readonly maxEventBytes?: number | undefined
   /**
@@ -161,19 +173,13 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
   // whoever subscribes first.
   const built = yield* Effect.context<never>()
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<SessionEvent.Committed>(), PubSub.shutdown)
-  // The last seq published per session, kept only when other processes' commits arrive too, so
-  // that each entry goes out once.
-  const published = backend.announcements === undefined ? undefined : new Map<SessionId.SessionId, number>()
-
-  const publish = (session: SessionId.SessionId, entries: ReadonlyArray<SessionEvent.Entry>) => {
-    for (const entry of entries) {
-      if (published !== undefined) {
-        if (entry.seq <= (published.get(session) ?? -1)) continue
-        published.set(session, entry.seq)
-      }
-      PubSub.publishUnsafe(pubsub, { session, entry })
-    }
-  }
+  const { hearing, publish } = Hearing.make({
+    announcements: backend.announcements,
+    pubsub,
+    scope,
+    built,
+    read: (session, fromSeq) => read(session, { fromSeq })
+  })
 
   const store = GroupCommit.make(backend, scope, publish)
 
@@ -212,65 +218,6 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
         })
       )
     })
-
-  /**
-   * While other processes' commits are heard, for as long as a subscriber needs them: acquired by
-   * each `subscribe` (the first starts hearing them), released as it ends (the last stops).
-   */
-  let hearing: Effect.Effect<void, never, Scope.Scope> = Effect.void
-
-  if (backend.announcements !== undefined && published !== undefined) {
-    const announcements = backend.announcements
-    const announced = (session: SessionId.SessionId, seq: number) => {
-      // From the last entry published for the session, so entries whose announcement was missed come too.
-      const from = (published.get(session) ?? seq - 1) + 1
-      if (from > seq) return Effect.void
-      return read(session, { fromSeq: from }).pipe(
-        Stream.takeWhile((entry) => entry.seq <= seq),
-        Stream.runCollect,
-        Effect.map((entries) => publish(session, entries))
-      )
-    }
-    const ended = (failure: Failure) =>
-      Effect.logWarning(`SessionLog: announcements of other processes' commits ended: ${toError("subscribe")(failure).message}`)
-    let subscribers = 0
-    let heard: Scope.Closeable | undefined
-    const lock = Semaphore.makeUnsafe(1)
-    /** Starts hearing announcements, in a scope of its own that the last subscriber closes. */
-    const start = Effect.gen(function*() {
-      const own = yield* Scope.fork(scope)
-      heard = own
-      // What was published while nothing was heard says nothing of what others committed meanwhile.
-      published.clear()
-      // A backend that can't start hearing leaves subscribers with this process's own commits.
-      const stream = yield* announcements.pipe(Scope.provide(own), Effect.catch((failure) => Effect.as(ended(failure), undefined)))
-      if (stream === undefined) return
-      yield* stream.pipe(
-        Stream.runForEach(({ session, seq }) =>
-          SessionId.is(session) && Number.isInteger(seq)
-            ? announced(session, seq).pipe(
-              Effect.catch((error) => Effect.logWarning(`SessionLog: can't read a commit another process announced: ${error.message}`))
-            )
-            : Effect.void
-        ),
-        Effect.catch(ended),
-        Effect.forkIn(own)
-      )
-    })
-    const counted = Effect.sync(() => {
-      subscribers++
-    })
-    const hear = lock.withPermit(Effect.suspend(() =>
-      subscribers === 0 ? Effect.andThen(Effect.provideContext(start, built), counted) : counted
-    ))
-    const stop = lock.withPermit(Effect.suspend(() => {
-      if (--subscribers > 0 || heard === undefined) return Effect.void
-      const closing = heard
-      heard = undefined
-      return Scope.close(closing, Exit.void)
-    }))
-    hearing = Effect.acquireRelease(hear, () => stop)
-  }
 
   return SessionLog.of({
     append,

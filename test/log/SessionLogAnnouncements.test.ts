@@ -10,6 +10,7 @@ import * as Memory from "../../src/log/internal/memory.ts"
 import type * as SessionEvent from "../../src/log/SessionEvent.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
+import { StorageFailure } from "../../src/log/SessionLogError.ts"
 
 const id = SessionId.decodeSync
 const local = id("local")
@@ -256,5 +257,77 @@ describe("SessionLog.make: other processes' commits are heard only while someone
       yield* commit(remote)
       yield* Queue.offer(announcements, { session: remote, seq: 3 })
       assert.deepStrictEqual((yield* Fiber.join(seen)).map((c) => c.entry.seq), [3], "seqs 1 and 2 were committed before it subscribed")
+    }).pipe(Effect.scoped))
+})
+
+describe("SessionLog.make: starting to hear other processes' commits", () => {
+  const remoteEvent = { type: "remote", time: 0, data: null, json: "null" }
+
+  it.effect("a batch another process commits after a subscriber came is published whole, from the first seq announced", () =>
+    Effect.gen(function*() {
+      const store = Memory.backend()
+      const announcements = yield* Queue.unbounded<SessionLog.Announcement>()
+      const log = yield* SessionLog.make({ ...store, announcements: Effect.succeed(Stream.fromQueue(announcements)) })
+      // Published before anyone heard: forgotten when hearing starts.
+      yield* log.append(remote, "a", null)
+      yield* log.append(remote, "b", null)
+      const committed = yield* log.subscribe
+      const seen = yield* Effect.forkChild(Stream.runCollect(Stream.take(committed, 3)))
+      const first = yield* store.append(remote, [remoteEvent, remoteEvent, remoteEvent])
+      yield* Queue.offer(announcements, { session: remote, seq: first + 2, first })
+      assert.deepStrictEqual((yield* Fiber.join(seen)).map((c) => c.entry.seq), [2, 3, 4])
+    }).pipe(Effect.scoped))
+
+  it.effect("if hearing can't start, the subscriber is told nothing of it, and the next one to subscribe tries again", () =>
+    withLogs((logged) =>
+      Effect.gen(function*() {
+        const store = Memory.backend()
+        const announcements = yield* Queue.unbounded<SessionLog.Announcement>()
+        let tries = 0
+        const log = yield* SessionLog.make({
+          ...store,
+          announcements: Effect.suspend(() =>
+            ++tries === 1
+              ? Effect.fail(new StorageFailure({ detail: "connection refused" }))
+              : Effect.succeed(Stream.fromQueue(announcements))
+          )
+        })
+        yield* Effect.asVoid(log.subscribe)
+        assert.strictEqual(
+          yield* Queue.take(logged),
+          "Warn: SessionLog: announcements of other processes' commits ended: SessionLog.subscribe(): storage failed: connection refused"
+        )
+        const committed = yield* log.subscribe
+        assert.strictEqual(tries, 2, "the second subscriber tried again, though the first is still there")
+        const seen = yield* Effect.forkChild(Stream.runCollect(Stream.take(committed, 1)))
+        yield* store.append(remote, [remoteEvent])
+        yield* Queue.offer(announcements, { session: remote, seq: 0 })
+        assert.deepStrictEqual((yield* Fiber.join(seen)).map((c) => c.entry.seq), [0])
+      }).pipe(Effect.scoped)
+    ))
+
+  it.effect("what a backend acquired before it died is released; the next subscriber starts afresh", () =>
+    Effect.gen(function*() {
+      const store = Memory.backend()
+      const counts = { acquired: 0, released: 0 }
+      let tries = 0
+      const log = yield* SessionLog.make({
+        ...store,
+        announcements: Effect.acquireRelease(Effect.sync(() => counts.acquired++), () => Effect.sync(() => counts.released++)).pipe(
+          Effect.andThen(Effect.suspend(() => ++tries === 1 ? Effect.die("a bug in the backend") : Effect.succeed(Stream.never)))
+        )
+      })
+      assert.isTrue(Exit.hasDies(yield* Effect.exit(Effect.scoped(Effect.asVoid(log.subscribe)))))
+      assert.deepStrictEqual(counts, { acquired: 1, released: 1 })
+      yield* Effect.scoped(Effect.asVoid(log.subscribe))
+      assert.deepStrictEqual(counts, { acquired: 2, released: 2 })
+    }))
+
+  it.live("a subscribe waiting for hearing to start (a listener waiting for a connection) can be interrupted", () =>
+    Effect.gen(function*() {
+      const store = Memory.backend()
+      const log = yield* SessionLog.make({ ...store, announcements: Effect.never })
+      const waited = yield* Effect.scoped(Effect.asVoid(log.subscribe)).pipe(Effect.timeoutOption("50 millis"))
+      assert.isTrue(Option.isNone(waited), "the timeout interrupted it")
     }).pipe(Effect.scoped))
 })

@@ -8,7 +8,8 @@
  * waits. A session whose lock another process holds (it is appending to that session too) is left
  * out of the statement and stored in a transaction of its own that waits for the lock: without
  * waiting, the statement's snapshot might miss what that process commits meanwhile. Locks are taken
- * in session order, so two processes never wait on each other in a cycle. (Should the other process
+ * in session order, so two processes never wait on each other in a cycle. Every session stored
+ * announces `<first>-<last> <session>`: its batch's first and last seqs. (Should the other process
  * commit and let go between the statement's snapshot and its try, the first row collides with one it
  * committed: a unique violation, rolled back and retried.)
  *
@@ -114,7 +115,7 @@ export const make = Effect.fnUntraced(function*(options: {
         SELECT i.s, h.first + i.o, i.t, i.m, i.d -> 0 FROM input i JOIN heads h ON h.s = i.s WHERE h.ok
       )
       SELECT s AS session, ok, first,
-        CASE WHEN ok THEN pg_notify(${channel}, (first + n - 1)::text || ' ' || s) END AS announced
+        CASE WHEN ok THEN pg_notify(${channel}, first::text || '-' || (first + n - 1)::text || ' ' || s) END AS announced
       FROM heads`
 
   /** Waits for the sessions' locks, in session order, then stores them: for sessions another process is appending to. */

@@ -143,9 +143,12 @@ export const layer = (
       const pg = yield* Effect.serviceOption(PgClient.PgClient)
       let announcements: SessionLog.Backend["announcements"]
       if (Option.isSome(pg)) {
-        const parse = ({ payload }: { readonly payload: string }) => {
+        // `<first>-<last> <session>` (or `<last> <session>`, as this log announced before).
+        const parse = ({ payload }: { readonly payload: string }): SessionLog.Announcement => {
           const space = payload.indexOf(" ")
-          return { session: payload.slice(space + 1), seq: Number(payload.slice(0, space)) }
+          const [first, last] = payload.slice(0, space).split("-")
+          const session = payload.slice(space + 1)
+          return last === undefined ? { session, seq: Number(first) } : { session, seq: Number(last), first: Number(first) }
         }
         const relisten: Stream.Stream<{ readonly payload: string }, SqlError.SqlError> = Stream.unwrap(
           Effect.map(pg.value.listen(channel), (queue) => Stream.fromQueue(queue))

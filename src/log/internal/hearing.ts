@@ -1,0 +1,114 @@
+/**
+ * The core's publication of committed entries to subscribers, and its hearing of other processes'
+ * commits (`Backend.announcements`): each entry goes out once, whether this process committed it or
+ * another one announced it. Announcements are heard only while someone subscribes: the first
+ * subscriber starts hearing them, the last one to go stops.
+ */
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as PubSub from "effect/PubSub"
+import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import type * as SessionEvent from "../SessionEvent.ts"
+import * as SessionId from "../SessionId.ts"
+import type { Backend, Failure } from "../SessionLog.ts"
+import type { SessionLogError } from "../SessionLogError.ts"
+import { toError } from "./storageFailure.ts"
+
+/**
+ * Publication over `pubsub`, and `hearing`, which each subscriber acquires in its scope before it
+ * subscribes (nothing when the backend announces nothing). Announcements run in `scope`, with
+ * `built`, the context the log was built with, whoever subscribes first; `read` is the core's.
+ */
+export const make = (options: {
+  readonly announcements: Backend["announcements"]
+  readonly pubsub: PubSub.PubSub<SessionEvent.Committed>
+  readonly scope: Scope.Scope
+  readonly built: Context.Context<never>
+  readonly read: (session: SessionId.SessionId, fromSeq: number) => Stream.Stream<SessionEvent.Entry, SessionLogError>
+}) => {
+  const { announcements, pubsub } = options
+  if (announcements === undefined) {
+    const publish = (session: SessionId.SessionId, entries: ReadonlyArray<SessionEvent.Entry>) => {
+      for (const entry of entries) PubSub.publishUnsafe(pubsub, { session, entry })
+    }
+    return { publish, hearing: Effect.void }
+  }
+
+  // The last seq published per session, so that each entry goes out once.
+  const published = new Map<SessionId.SessionId, number>()
+  const publish = (session: SessionId.SessionId, entries: ReadonlyArray<SessionEvent.Entry>) => {
+    for (const entry of entries) {
+      if (entry.seq <= (published.get(session) ?? -1)) continue
+      published.set(session, entry.seq)
+      PubSub.publishUnsafe(pubsub, { session, entry })
+    }
+  }
+
+  /**
+   * What another process announced: from the last entry published for the session (so entries
+   * whose announcement was missed come too), or, for a session with none since hearing began, from
+   * the first seq of the batch announced (or the last, if the backend doesn't say).
+   */
+  const announced = (session: SessionId.SessionId, seq: number, first: number | undefined) => {
+    const from = (published.get(session) ?? (first ?? seq) - 1) + 1
+    if (from > seq) return Effect.void
+    return options.read(session, from).pipe(
+      Stream.takeWhile((entry) => entry.seq <= seq),
+      Stream.runCollect,
+      Effect.map((entries) => publish(session, entries))
+    )
+  }
+  const ended = (failure: Failure) =>
+    Effect.logWarning(`SessionLog: announcements of other processes' commits ended: ${toError("subscribe")(failure).message}`)
+  const valid = (seq: number | undefined) => seq === undefined || Number.isInteger(seq)
+
+  let subscribers = 0
+  let heard: Scope.Closeable | undefined
+  const lock = Semaphore.makeUnsafe(1)
+
+  /**
+   * Starts hearing announcements, in a scope of its own that the last subscriber closes. If the
+   * backend can't start (it fails, dies or is interrupted), what it acquired is released, and the
+   * subscribers have this process's own commits until the next one to subscribe tries again.
+   */
+  const start = Effect.gen(function*() {
+    const own = yield* Scope.fork(options.scope)
+    // What was published while nothing was heard says nothing of what others committed meanwhile.
+    published.clear()
+    const stream = yield* announcements.pipe(
+      Scope.provide(own),
+      Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(own, exit)),
+      Effect.catch((failure) => Effect.as(ended(failure), undefined))
+    )
+    if (stream === undefined) return
+    heard = own
+    yield* stream.pipe(
+      Stream.runForEach(({ first, seq, session }) =>
+        SessionId.is(session) && Number.isInteger(seq) && valid(first)
+          ? announced(session, seq, first).pipe(
+            Effect.catch((error) => Effect.logWarning(`SessionLog: can't read a commit another process announced: ${error.message}`))
+          )
+          : Effect.void
+      ),
+      Effect.catch(ended),
+      Effect.forkIn(own)
+    )
+  })
+
+  const stop = lock.withPermit(Effect.suspend(() => {
+    if (--subscribers > 0 || heard === undefined) return Effect.void
+    const closing = heard
+    heard = undefined
+    return Scope.close(closing, Exit.void)
+  }))
+
+  // Counted first, with its release: starting to hear may wait (for a connection), interruptibly.
+  const hearing: Effect.Effect<void, never, Scope.Scope> = Effect.andThen(
+    Effect.acquireRelease(Effect.sync(() => subscribers++), () => stop),
+    lock.withPermit(Effect.suspend(() => heard === undefined ? Effect.provideContext(start, options.built) : Effect.void))
+  )
+  return { publish, hearing }
+}
