@@ -21,6 +21,7 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SessionId from "../SessionId.ts"
+import type * as SessionLog from "../SessionLog.ts"
 import * as Format from "./Format.ts"
 import * as RegularFile from "./RegularFile.ts"
 import * as Scanner from "./Scanner.ts"
@@ -35,11 +36,8 @@ export interface Options {
   readonly fallbackPollInterval?: Duration.Input | undefined
 }
 
-/** What the core reads: the session and the last seq committed. */
-export interface Announcement {
-  readonly session: string
-  readonly seq: number
-}
+/** What the core reads: the session, the last seq committed, and the first seq committed since the last look. */
+export type Announcement = SessionLog.Announcement
 
 /** What is known of one session file: where its last complete line ends, and that line's seq. */
 interface Tracked {
@@ -149,10 +147,8 @@ export const make = Effect.fnUntraced(function*(
       known.seq = last.seq
       if (look === "first" || last.seq <= before) return []
       if (known.first < 0) known.first = before + 1
-      // The first new seq too: the core reads from the last seq it published, or else from the seq announced.
-      return before + 1 < last.seq
-        ? [{ session, seq: before + 1 }, { session, seq: last.seq }]
-        : [{ session, seq: last.seq }]
+      // The first new seq too: the core reads from the last seq it published, or else from that one.
+      return [{ session, seq: last.seq, first: before + 1 }]
     }).pipe(
       Effect.catch((error) =>
         error._tag === "PlatformError" && error.reason._tag === "NotFound"
@@ -187,12 +183,10 @@ export const make = Effect.fnUntraced(function*(
     for (const session of named) out.push(...(yield* check(session, "event")))
     for (const session of polled) out.push(...(yield* check(session, "poll")))
     if (swept) {
-      // Again the first and the last seq of each session announced: free for the core when it
+      // Again each session's announcement, its first seq and its last: free for the core when it
       // published them, and a second chance when one of its reads failed (it raced a repair, say).
       for (const [session, known] of tracked) {
-        if (known.first >= 0 && known.seq >= known.first) {
-          out.push({ session, seq: known.first }, { session, seq: known.seq })
-        }
+        if (known.first >= 0 && known.seq >= known.first) out.push({ session, seq: known.seq, first: known.first })
       }
     }
     return out
