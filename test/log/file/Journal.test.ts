@@ -58,8 +58,44 @@ describe("Journal", () => {
     assert.isDefined(after.stoppedAt, "a zero that isn't followed only by zeros is damage")
   })
 
-  it("no header, or zeros where it should be: not a journal", () => {
+  it("no header, a header of a later version, or zeros where it should be: not a journal", () => {
     assert.isUndefined(Journal.parse(new Uint8Array(64)))
     assert.isUndefined(Journal.parse(record("a", 0, batch(0))))
+    const later = encoder.encode(
+      Format.seal(JSON.stringify({ format: Journal.format, version: Journal.version + 1, pid: 1, created: 0 }))
+    )
+    assert.isUndefined(Journal.parse(Format.concat([later, record("a", 0, batch(0))])))
+    const current = encoder.encode(Format.seal(JSON.stringify({ format: Journal.format, version: Journal.version, pid: 1, created: 0 })))
+    assert.strictEqual(parsed(Format.concat([current, record("a", 0, batch(0))])).records.length, 1)
+  })
+
+  it("a line that isn't a record, a damaged record header, or a batch with a damaged or unterminated line ends the records", () => {
+    const good = record("a", 0, batch(0))
+    const notARecord = parsed(journal(good, batch(1), record("b", 0, batch(2))))
+    assert.strictEqual(notARecord.records.length, 1)
+    assert.strictEqual(notARecord.stoppedAt, "a line that is not a journal record")
+    const header = Journal.recordHeader("b", 0, batch(2).length)
+    const damagedHeader = parsed(journal(good, encoder.encode(header.replace('"b"', '"c"')), batch(2)))
+    assert.strictEqual(damagedHeader.records.length, 1)
+    assert.match(damagedHeader.stoppedAt!, /^a damaged line: /)
+    const line = batch(2)
+    const flipped = Uint8Array.from(line, (byte, i) => (i === 20 ? byte ^ 1 : byte))
+    const damagedBatch = parsed(journal(good, encoder.encode(header), flipped))
+    assert.deepStrictEqual([damagedBatch.records.length, damagedBatch.stoppedAt], [1, "a torn or damaged batch"])
+    const unterminated = Format.concat([line.subarray(0, line.length - 1), encoder.encode("x")])
+    const noNewline = parsed(journal(good, encoder.encode(header), unterminated))
+    assert.deepStrictEqual([noNewline.records.length, noNewline.stoppedAt], [1, "a torn or damaged batch"])
+    // The file ends after a whole line of a two-line batch: the batch is short, though its lines are whole.
+    const short = parsed(journal(good, encoder.encode(Journal.recordHeader("b", 0, 2 * line.length)), line))
+    assert.deepStrictEqual([short.records.length, short.stoppedAt], [1, "a torn or damaged batch"])
+    const empty = parsed(journal(good, encoder.encode(Journal.recordHeader("b", 0, 0)), record("c", 0, batch(3))))
+    assert.deepStrictEqual([empty.records.length, empty.stoppedAt], [1, "a torn or damaged batch"], "a record holds at least one line")
+  })
+
+  it("names a journal after its owner's pid, which the name gives back", () => {
+    const name = Journal.fileName(4242, "5f0c")
+    assert.strictEqual(name, "journal-4242-5f0c.wal")
+    assert.strictEqual(Journal.pidOf(name), 4242)
+    assert.isUndefined(Journal.pidOf("journal-x-5f0c.wal"))
   })
 })
