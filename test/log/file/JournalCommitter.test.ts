@@ -1,17 +1,57 @@
 /**
- * The journal's committer against lone batches committing beside it: whatever it writes ahead, it
- * never writes over a record a lone batch has committed, however often its fiber yields.
+ * The journal's committer against lone batches committing beside it (whatever it writes ahead, it
+ * never writes over a record a lone batch has committed, however often its fiber yields), and what a
+ * failed write of the journal leaves: a journal cut back to its last record, or, if it can't be cut,
+ * one that refuses every later batch.
  */
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, FileSystem, Logger, Path, Scheduler, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, FileSystem, Layer, Logger, Path, type PlatformError, Scheduler, Scope } from "effect"
 import { join } from "node:path"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 import * as Format from "../../../src/log/file/Format.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
 import * as JournalCommitter from "../../../src/log/file/JournalCommitter.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
+import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import * as SessionId from "../../../src/log/SessionId.ts"
+import * as SessionLog from "../../../src/log/SessionLog.ts"
 import { failing, systemError } from "./FileTest.ts"
+
+/**
+ * A committer over a fresh directory, its lone commits made through `blocking`, its own syncs
+ * waiting for `gate` when one is given; a session file to commit batches of, and what the journal
+ * holds now.
+ */
+const harness = (blocking: BlockingIo.Blocking, gate?: Deferred.Deferred<void>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
+    const pooled = BlockingIo.fromFileSystem(fs)
+    const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, yield* Effect.scope, yield* Owner.self(fs), {
+      checkpointBytes: 4 * 1024 * 1024,
+      io: {
+        ...BlockingIo.inPlace(blocking, pooled),
+        sync: (file, p) => gate === undefined ? pooled.sync(file, p) : Effect.andThen(Deferred.await(gate), pooled.sync(file, p))
+      }
+    })
+    const session = yield* fs.open(join(directory, "s.jsonl"), { flag: "a+" })
+    const line = (n: number) => Format.encodeLines(Format.entryLine("t", n, 0, `{"n":${n}}`))
+    const chunk = (n: number) => ({ session: "s", file: session, offset: n * line(0).length, bytes: line(n) })
+    const journal = Effect.gen(function*() {
+      const [name] = yield* journalsIn(fs, directory)
+      return Journal.parse(yield* fs.readFile(join(directory, name!)))!
+    })
+    return { committer, chunk, journal, blocking }
+  })
+
+/** Node's blocking calls, but `fail` may answer an error for a write or a truncation of the journal instead. */
+const journalFailing = (fail: (call: "write" | "truncate") => PlatformError.PlatformError | undefined): BlockingIo.Blocking => ({
+  ...BlockingIo.node,
+  writeAt: (fd, p, bytes, position) =>
+    p.endsWith(Journal.extension) ? fail("write") ?? BlockingIo.node.writeAt(fd, p, bytes, position) : BlockingIo.node.writeAt(fd, p, bytes, position),
+  truncate: (fd, p, length) => p.endsWith(Journal.extension) ? fail("truncate") ?? BlockingIo.node.truncate(fd, p, length) : BlockingIo.node.truncate(fd, p, length)
+})
 
 /** The journals in `directory`. */
 const journalsIn = (fs: FileSystem.FileSystem, directory: string) =>
@@ -110,5 +150,95 @@ describe("JournalCommitter", () => {
       }
       assert.match(warnings[0] ?? "", /^SessionLogFile: .*\.wal kept: .*; it is removed on close$/)
       assert.isAtLeast((yield* journalsIn(real, directory)).length, 2, "the rotated journal stays beside the current one")
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.effect("a lone batch whose journal write fails is cut from the journal; the next one goes where it would have", () =>
+    Effect.gen(function*() {
+      let failNext = false
+      const h = yield* harness(journalFailing((call) => {
+        if (call !== "write" || !failNext) return undefined
+        failNext = false
+        return systemError("ENOSPC", "writeAll", "journal")
+      }))
+      assert.isUndefined(h.committer.commitBlocking(h.chunk(0), h.blocking))
+      failNext = true
+      assert.strictEqual(h.committer.commitBlocking(h.chunk(1), h.blocking)?._tag, "PlatformError")
+      assert.isUndefined(h.committer.commitBlocking(h.chunk(2), h.blocking))
+      const journal = yield* h.journal
+      assert.isUndefined(journal.stoppedAt)
+      assert.deepStrictEqual(journal.records.map((r) => r.offset), [h.chunk(0).offset, h.chunk(2).offset], "only what was acknowledged")
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.effect("a journal whose failed write can't be cut refuses every later batch, saying so", () =>
+    Effect.gen(function*() {
+      let broken = false
+      const h = yield* harness(journalFailing(() => broken ? systemError("EIO", "writeAll", "journal") : undefined))
+      assert.isUndefined(h.committer.commitBlocking(h.chunk(0), h.blocking))
+      broken = true
+      assert.strictEqual(h.committer.commitBlocking(h.chunk(1), h.blocking)?._tag, "PlatformError")
+      broken = false
+      const refused = h.committer.commitBlocking(h.chunk(2), h.blocking)
+      assert.include(refused?._tag === "StorageFailure" ? refused.detail : "", "can't be repaired after a failed write")
+      const viaCommitter = yield* Effect.flip(h.committer.commit(h.chunk(2)))
+      assert.strictEqual(viaCommitter._tag, "StorageFailure", "the committer refuses it too")
+      assert.deepStrictEqual((yield* h.journal).records.length, 1)
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.effect("while the committer writes the journal, it is not idle, and a lone commit is refused rather than interleaved", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const h = yield* harness(BlockingIo.node, gate)
+      const committing = yield* Effect.forkChild(h.committer.commit(h.chunk(0)))
+      while (h.committer.idle()) yield* Effect.yieldNow
+      const refused = h.committer.commitBlocking(h.chunk(1), h.blocking)
+      assert.include(refused?._tag === "StorageFailure" ? refused.detail : "", "is being written by its committer")
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(committing)
+      while (!h.committer.idle()) yield* Effect.yieldNow
+      assert.isUndefined(h.committer.commitBlocking(h.chunk(1), h.blocking))
+      assert.deepStrictEqual((yield* h.journal).records.map((r) => r.offset), [h.chunk(0).offset, h.chunk(1).offset])
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.effect("a batch whose journal write fails through the committer fails, is cut, and the committer goes on", () =>
+    Effect.gen(function*() {
+      let failNext = false
+      const h = yield* harness(journalFailing((call) => {
+        if (call !== "write" || !failNext) return undefined
+        failNext = false
+        return systemError("ENOSPC", "writeAll", "journal")
+      }))
+      failNext = true
+      assert.strictEqual((yield* Effect.flip(h.committer.commit(h.chunk(0))))._tag, "PlatformError")
+      yield* h.committer.commit(h.chunk(1))
+      const journal = yield* h.journal
+      assert.isUndefined(journal.stoppedAt)
+      assert.deepStrictEqual(journal.records.map((r) => r.offset), [h.chunk(1).offset])
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.effect("a journal still covering a session file that couldn't be synced is kept when the log closes, for recovery to replay", () =>
+    Effect.gen(function*() {
+      const real = yield* FileSystem.FileSystem
+      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
+      let syncFails = false
+      // Session files' syncs through FileSystem (a writer's release on close) fail once `syncFails` is set.
+      const fs = FileSystem.FileSystem.of({
+        ...real,
+        open: (p, o) =>
+          Effect.map(real.open(p, o), (file) =>
+            p.endsWith(".jsonl")
+              ? Object.create(file, {
+                sync: { get: () => syncFails ? Effect.fail(systemError("EIO", "sync", p)) : file.sync }
+              })
+              : file)
+      })
+      const session = SessionId.decodeSync("unsynced")
+      yield* Effect.scoped(Effect.gen(function*() {
+        const log = yield* Layer.build(SessionLogFile.layerFileSystem({ directory, journal: true }).pipe(
+          Layer.provide(Layer.merge(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, fs)))
+        )).pipe(Effect.map(Context.get(SessionLog.SessionLog)))
+        for (let i = 0; i < 3; i++) yield* log.append(session, "t", { i })
+        syncFails = true
+      }))
+      assert.strictEqual((yield* journalsIn(real, directory)).length, 1, "the journal holds what the session file may not")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 })
