@@ -53,6 +53,17 @@ const journalFailing = (fail: (call: "write" | "truncate") => PlatformError.Plat
   truncate: (fd, p, length) => p.endsWith(Journal.extension) ? fail("truncate") ?? BlockingIo.node.truncate(fd, p, length) : BlockingIo.node.truncate(fd, p, length)
 })
 
+/** Node's blocking calls, but the journal's next write after `next()` finds the disk full. */
+const diskFullOnce = () => {
+  let armed = false
+  const blocking = journalFailing((call) => {
+    if (call !== "write" || !armed) return undefined
+    armed = false
+    return systemError("ENOSPC", "writeAll", "journal")
+  })
+  return { blocking, next: () => (armed = true) }
+}
+
 /** The journals in `directory`. */
 const journalsIn = (fs: FileSystem.FileSystem, directory: string) =>
   Effect.map(fs.readDirectory(directory), (names) => names.filter((name) => name.endsWith(Journal.extension)))
@@ -154,14 +165,10 @@ describe("JournalCommitter", () => {
 
   it.effect("a lone batch whose journal write fails is cut from the journal; the next one goes where it would have", () =>
     Effect.gen(function*() {
-      let failNext = false
-      const h = yield* harness(journalFailing((call) => {
-        if (call !== "write" || !failNext) return undefined
-        failNext = false
-        return systemError("ENOSPC", "writeAll", "journal")
-      }))
+      const full = diskFullOnce()
+      const h = yield* harness(full.blocking)
       assert.isUndefined(h.committer.commitBlocking(h.chunk(0), h.blocking))
-      failNext = true
+      full.next()
       assert.strictEqual(h.committer.commitBlocking(h.chunk(1), h.blocking)?._tag, "PlatformError")
       assert.isUndefined(h.committer.commitBlocking(h.chunk(2), h.blocking))
       const journal = yield* h.journal
@@ -201,13 +208,9 @@ describe("JournalCommitter", () => {
 
   it.effect("a batch whose journal write fails through the committer fails, is cut, and the committer goes on", () =>
     Effect.gen(function*() {
-      let failNext = false
-      const h = yield* harness(journalFailing((call) => {
-        if (call !== "write" || !failNext) return undefined
-        failNext = false
-        return systemError("ENOSPC", "writeAll", "journal")
-      }))
-      failNext = true
+      const full = diskFullOnce()
+      const h = yield* harness(full.blocking)
+      full.next()
       assert.strictEqual((yield* Effect.flip(h.committer.commit(h.chunk(0))))._tag, "PlatformError")
       yield* h.committer.commit(h.chunk(1))
       const journal = yield* h.journal
