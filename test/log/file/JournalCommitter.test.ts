@@ -244,4 +244,37 @@ describe("JournalCommitter", () => {
       }))
       assert.strictEqual((yield* journalsIn(real, directory)).length, 1, "the journal holds what the session file may not")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.live("a next journal that can't be opened postpones the checkpoint, with a warning; batches go on in the current one", () =>
+    Effect.gen(function*() {
+      const real = yield* FileSystem.FileSystem
+      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
+      let opened = 0
+      // The first journal opens; every later one finds no descriptor left.
+      const fs = failing(real, {
+        open: (p) => p.endsWith(Journal.extension) && ++opened > 1 ? systemError("EMFILE", "open", p) : undefined
+      })
+      const warnings: Array<string> = []
+      const capture = Logger.make(({ logLevel, message }) => {
+        if (logLevel === "Warn") warnings.push(Array.isArray(message) ? message.join(" ") : String(message))
+      })
+      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, yield* Effect.scope, yield* Owner.self(real), {
+        checkpointBytes: 1024,
+        io: BlockingIo.inPlace(BlockingIo.node, BlockingIo.fromFileSystem(real))
+      }).pipe(Effect.provide(Logger.layer([capture])))
+      const session = yield* real.open(join(directory, "s.jsonl"), { flag: "a+" })
+      const line = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(300))))
+      let committed = 0
+      for (; committed < 40 && (warnings.length === 0 || committed < 10); committed++) {
+        while (!committer.idle()) yield* Effect.sleep("1 millis")
+        const chunk = { session: "s", file: session, offset: committed * line.length, bytes: line }
+        assert.isUndefined(committer.commitBlocking(chunk, BlockingIo.node))
+        yield* Effect.sleep("1 millis")
+      }
+      assert.match(warnings[0] ?? "", /^SessionLogFile: no new journal, checkpoint postponed: /)
+      const [name, ...others] = yield* journalsIn(real, directory)
+      assert.deepStrictEqual(others, [], "still the one journal")
+      const journal = Journal.parse(yield* real.readFile(join(directory, name!)))!
+      assert.strictEqual(journal.records.length, committed, "every batch, past the checkpoint size, in the current journal")
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 })
