@@ -12,6 +12,7 @@ import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 import * as Format from "../../../src/log/file/Format.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
 import * as JournalCommitter from "../../../src/log/file/JournalCommitter.ts"
+import * as JournalFile from "../../../src/log/file/JournalFile.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
@@ -276,5 +277,41 @@ describe("JournalCommitter", () => {
       assert.deepStrictEqual(others, [], "still the one journal")
       const journal = Journal.parse(yield* real.readFile(join(directory, name!)))!
       assert.strictEqual(journal.records.length, committed, "every batch, past the checkpoint size, in the current journal")
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.live("zeros that can't be written ahead leave a warning; batches go on past the zeros' end, growing the journal", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
+      // A write of nothing but zeros (never a record) finds the disk full.
+      const blocking: BlockingIo.Blocking = {
+        ...BlockingIo.node,
+        writeAt: (fd, p, bytes, position) =>
+          bytes.length > 0 && bytes.every((byte) => byte === 0)
+            ? systemError("ENOSPC", "writeAll", p)
+            : BlockingIo.node.writeAt(fd, p, bytes, position)
+      }
+      const warnings: Array<string> = []
+      const capture = Logger.make(({ logLevel, message }) => {
+        if (logLevel === "Warn") warnings.push(Array.isArray(message) ? message.join(" ") : String(message))
+      })
+      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, yield* Effect.scope, yield* Owner.self(fs), {
+        checkpointBytes: 4 * 1024 * 1024,
+        io: BlockingIo.inPlace(blocking, BlockingIo.fromFileSystem(fs))
+      }).pipe(Effect.provide(Logger.layer([capture])))
+      const session = yield* fs.open(join(directory, "s.jsonl"), { flag: "a+" })
+      // Batches of ~100 KiB: past the first zeros' end less the margin after two.
+      const line = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(100 * 1024))))
+      for (let i = 0; i < 6; i++) {
+        while (!committer.idle()) yield* Effect.sleep("1 millis")
+        assert.isUndefined(committer.commitBlocking({ session: "s", file: session, offset: i * line.length, bytes: line }, blocking))
+        yield* Effect.sleep("1 millis")
+      }
+      assert.match(warnings[0] ?? "", /^SessionLogFile: .*\.wal not written ahead: /)
+      const [name] = yield* journalsIn(fs, directory)
+      const bytes = yield* fs.readFile(join(directory, name!))
+      const journal = Journal.parse(bytes)!
+      assert.strictEqual(journal.records.length, 6, "every batch, the last ones past the zeros")
+      assert.isAbove(bytes.length, JournalFile.firstAhead, "the journal grew past its first zeros")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 })
