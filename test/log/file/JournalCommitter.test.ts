@@ -314,4 +314,36 @@ describe("JournalCommitter", () => {
       assert.strictEqual(journal.records.length, 6, "every batch, the last ones past the zeros")
       assert.isAbove(bytes.length, JournalFile.firstAhead, "the journal grew past its first zeros")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.effect("a committer's failed write that can't be cut breaks the journal: every later batch is refused, saying so", () =>
+    Effect.gen(function*() {
+      const real = yield* FileSystem.FileSystem
+      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
+      let broken = false
+      // Once `broken`, the journal's writes and truncations fail.
+      const fs = FileSystem.FileSystem.of({
+        ...real,
+        open: (p, o) =>
+          Effect.map(real.open(p, o), (file) =>
+            p.endsWith(Journal.extension)
+              ? Object.create(file, {
+                truncate: { value: (length?: number) => broken ? Effect.fail(systemError("EIO", "truncate", p)) : file.truncate(length) }
+              })
+              : file)
+      })
+      const blocking = journalFailing(() => broken ? systemError("EIO", "writeAll", "journal") : undefined)
+      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, yield* Effect.scope, yield* Owner.self(real), {
+        checkpointBytes: 4 * 1024 * 1024,
+        io: BlockingIo.inPlace(blocking, BlockingIo.fromFileSystem(fs))
+      })
+      const session = yield* real.open(join(directory, "s.jsonl"), { flag: "a+" })
+      const line = Format.encodeLines(Format.entryLine("t", 0, 0, "{}"))
+      const chunk = (n: number) => ({ session: "s", file: session, offset: n * line.length, bytes: line })
+      yield* committer.commit(chunk(0))
+      broken = true
+      assert.strictEqual((yield* Effect.flip(committer.commit(chunk(1))))._tag, "PlatformError")
+      broken = false
+      const refused = yield* Effect.flip(committer.commit(chunk(1)))
+      assert.include(refused._tag === "StorageFailure" ? refused.detail : "", "can't be repaired after a failed write")
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 })
