@@ -79,14 +79,19 @@ describe("SessionLog.make with a backend's appendNow", () => {
       assert.deepStrictEqual(calls, ["now 5"], "one batch for the burst")
     }))
 
+  /** A log whose backend stores every batch at once, noting it in `order` as "now <data>". */
+  const notingOrder = Effect.gen(function*() {
+    const order: Array<string> = []
+    const { backend } = nowBackend((batch) => {
+      order.push(`now ${batch[0]!.data}`)
+      return "store"
+    })
+    return { order, log: yield* SessionLog.make(backend) }
+  })
+
   it.effect("batches stored at once back to back let the event loop turn: its I/O waits at most a few of them", () =>
     Effect.gen(function*() {
-      const order: Array<string> = []
-      const { backend } = nowBackend((batch) => {
-        order.push(`now ${batch[0]!.data}`)
-        return "store"
-      })
-      const log = yield* SessionLog.make(backend)
+      const { log, order } = yield* notingOrder
       setImmediate(() => order.push("event loop"))
       for (let i = 0; i < 2 * GroupCommit.maxBlockingInARow + 2; i++) yield* log.append(session, "x", i)
       const turned = order.indexOf("event loop")
@@ -95,12 +100,7 @@ describe("SessionLog.make with a backend's appendNow", () => {
 
   it.effect("appends that come apart, the event loop turning between them, never wait for a turn of their own", () =>
     Effect.gen(function*() {
-      const order: Array<string> = []
-      const { backend } = nowBackend((batch) => {
-        order.push(`now ${batch[0]!.data}`)
-        return "store"
-      })
-      const log = yield* SessionLog.make(backend)
+      const { log, order } = yield* notingOrder
       for (let i = 0; i < 3 * GroupCommit.maxBlockingInARow + 3; i++) {
         yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
         setImmediate(() => order.push(`turn after ${i}`))

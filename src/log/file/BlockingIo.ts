@@ -130,12 +130,6 @@ const systemError = (method: string, syscall: string, pathOrDescriptor: string) 
 export const descriptorOf = (file: FileSystem.File): number | undefined =>
   "fd" in file && typeof file.fd === "number" ? file.fd : undefined
 
-/**
- * Node's synchronous calls.
- *
- * @since 0.2.0
- * @category implementations
- */
 /** Writes all of `bytes`, at `position` or (`undefined`) at the file's own position. */
 const writeAll = (fd: number, path: string, bytes: Uint8Array, position: number | undefined) => {
   let written = 0
@@ -150,6 +144,12 @@ const writeAll = (fd: number, path: string, bytes: Uint8Array, position: number 
   return written < bytes.length ? systemError("writeAll", "write", path)(new Error("wrote 0 bytes")) : undefined
 }
 
+/**
+ * Node's synchronous calls.
+ *
+ * @since 0.2.0
+ * @category implementations
+ */
 export const node: Blocking = {
   write: (fd, path, bytes) => writeAll(fd, path, bytes, undefined),
   writeAt: (fd, path, bytes, position) => writeAll(fd, path, bytes, position),

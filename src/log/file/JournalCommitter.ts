@@ -9,9 +9,9 @@
  *
  * A journal is written ahead with zeros (`JournalFile.firstAhead` when it is opened, then
  * `aheadChunk` more, by the committer, each time its records come within `aheadMargin` of the
- * zeros' end, up to its checkpoint size), and batches overwrite them in place: a lone batch's commit is then an fdatasync
- * that flushes its data alone, with no file-system journal commit for a file that grew or whose
- * times changed. That is what makes its commit cheaper than a bare append + fsync of a session file
+ * zeros' end, up to its checkpoint size), and batches overwrite them in place: a lone batch's
+ * commit is then an fdatasync that flushes its data alone, with no file-system journal commit for a
+ * file that grew or whose times changed. That is what makes its commit cheaper than a bare append + fsync of a session file
  * (SQLite's WAL does the same by reusing its file).
  *
  * One writer of the journal at a time: the committer's writes (a store, zeros written ahead) may
@@ -153,10 +153,15 @@ export const make = Effect.fnUntraced(function*(
     upkeepRequested = false
   })))
 
-  /** After a failed batch is cut from a generation: the zeros past its records are gone too. */
-  const cutAt = (generation: Generation) => {
+  /**
+   * After a failed batch was cut from a generation (`cut`: whether that worked): the zeros past its
+   * records are gone too; if it couldn't be cut, later batches would follow bytes that end the
+   * journal's valid part, so the journal takes none.
+   */
+  const afterCut = (generation: Generation, cut: boolean) => {
     generation.ahead = generation.size
     generation.cuts++
+    if (!cut) broken = new StorageFailure({ detail: `the journal ${generation.path} can't be repaired after a failed write` })
   }
 
   /** Writes chunks to the journal with one write and syncs it; a failed write is cut. The committer's. */
@@ -172,10 +177,7 @@ export const make = Effect.fnUntraced(function*(
         // Cut the failed batch (and the zeros written ahead), so later batches don't follow bytes that
         // end the journal's valid part.
         const cut = yield* Effect.exit(Effect.andThen(generation.file.truncate(generation.size), generation.file.sync))
-        cutAt(generation)
-        if (cut._tag === "Failure") {
-          broken = new StorageFailure({ detail: `the journal ${generation.path} can't be repaired after a failed write` })
-        }
+        afterCut(generation, cut._tag === "Success")
         return yield* Effect.failCause(written.cause)
       }
       stored(generation, batch, bytes.length)
@@ -194,11 +196,7 @@ export const make = Effect.fnUntraced(function*(
     // Over the zeros written ahead: an fdatasync flushes the data alone (its size grows only past them).
     const failed = blocking.writeAt(fd, generation.path, bytes, generation.size) ?? blocking.datasync(fd, generation.path)
     if (failed !== undefined) {
-      const cut = blocking.truncate(fd, generation.path, generation.size) ?? blocking.sync(fd, generation.path)
-      cutAt(generation)
-      if (cut !== undefined) {
-        broken = new StorageFailure({ detail: `the journal ${generation.path} can't be repaired after a failed write` })
-      }
+      afterCut(generation, (blocking.truncate(fd, generation.path, generation.size) ?? blocking.sync(fd, generation.path)) === undefined)
       return failed
     }
     stored(generation, [chunk], bytes.length)

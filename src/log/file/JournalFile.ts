@@ -60,7 +60,7 @@ export const open = Effect.fnUntraced(function*(
     yield* syncDirectory(fs, directory)
     return file
   }).pipe(Effect.onError(() => Effect.andThen(Scope.close(scope, Exit.void), Effect.ignore(fs.remove(journalPath)))))
-  return {
+  const journal: JournalFile = {
     path: journalPath,
     file,
     size: header.length,
@@ -68,7 +68,8 @@ export const open = Effect.fnUntraced(function*(
     cuts: 0,
     dirty: new Set(),
     scope
-  } satisfies JournalFile as JournalFile
+  }
+  return journal
 })
 
 /**
