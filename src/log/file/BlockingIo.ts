@@ -23,7 +23,7 @@ import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import * as PlatformError from "effect/PlatformError"
 import * as Result from "effect/Result"
-import { fdatasyncSync, fsyncSync, ftruncateSync, lstatSync, writeSync } from "node:fs"
+import { fdatasyncSync, fsyncSync, ftruncateSync, lstatSync, readlinkSync, readSync, writeSync } from "node:fs"
 
 /**
  * Where a path leads, not following a link: the identity of the file and its size.
@@ -95,6 +95,17 @@ export interface Blocking {
   readonly truncate: (fd: number, path: string, length: number) => PlatformError.PlatformError | undefined
   /** What is at `path`, without following a link; `undefined` when nothing is. */
   readonly lstat: (path: string) => Result.Result<Identity | undefined, PlatformError.PlatformError>
+  /**
+   * Whether the file open for reading on `fd` is still the one named by `path`, exactly as given,
+   * and ends at byte `end`, told without a stat: `false` when it can't be told so (no
+   * `/proc/self/fd`, a path that isn't canonical) as well as when it isn't so, for `lstat` to say.
+   *
+   * Why not a stat: it asks for the file's times, and a file whose times were asked for stamps its
+   * next write with a fine-grained time (Linux's multigrain timestamps), dirtying its inode on every
+   * append. Measured on Linux 6.18 and ext4, a journal's fdatasync after such a write to a session
+   * file costs ~50-70 µs more (~300 µs against ~240 µs).
+   */
+  readonly stillAt: (fd: number, path: string, end: number) => boolean
 }
 
 /**
@@ -144,6 +155,9 @@ const writeAll = (fd: number, path: string, bytes: Uint8Array, position: number 
   return written < bytes.length ? systemError("writeAll", "write", path)(new Error("wrote 0 bytes")) : undefined
 }
 
+/** The bytes around a file's expected end: exactly one is read where the file ends there. */
+const aroundEnd = new Uint8Array(2)
+
 /**
  * Node's synchronous calls.
  *
@@ -191,6 +205,14 @@ export const node: Blocking = {
       )
     } catch (cause) {
       return Result.fail(systemError("lstat", "lstat", path)(cause))
+    }
+  },
+  stillAt: (fd, path, end) => {
+    try {
+      // Where the descriptor's file is now (" (deleted)" appended once unlinked), then its last byte.
+      return end > 0 && readlinkSync(`/proc/self/fd/${fd}`) === path && readSync(fd, aroundEnd, 0, 2, end - 1) === 1
+    } catch {
+      return false
     }
   }
 }

@@ -95,6 +95,46 @@ describe("BlockingIo.node", () => {
       })
     ))
 
+  it.effect("stillAt: the file on a descriptor is at its path and ends at the byte given; anything else, or no telling, is false", () =>
+    withFile((fs, path) =>
+      Effect.scoped(Effect.gen(function*() {
+        const file = yield* fs.open(path, { flag: "a+" })
+        const fd = descriptor(file)
+        const still = (end: number, at = path) => BlockingIo.node.stillAt(fd, at, end)
+        assert.isTrue(still(5), "\"head\\n\" ends at byte 5")
+        assert.isFalse(still(4), "it goes on past byte 4")
+        assert.isFalse(still(6), "it ends before byte 6")
+        assert.isFalse(still(0), "no file ends at byte 0 with a last byte to read")
+        assert.isUndefined(BlockingIo.node.write(fd, path, bytes("one\n")))
+        assert.isTrue(still(9), "its own append moves the end")
+        assert.isFalse(still(9, `${path}/../s.jsonl`), "a path that isn't the canonical one can't be told")
+
+        // Another writer's bytes after ours.
+        yield* fs.writeFileString(path, "x\n", { flag: "a" })
+        assert.isFalse(still(9), "someone else appended")
+        assert.isTrue(still(11))
+
+        // Moved away, then something else put at the path: the descriptor's file is not at it.
+        yield* fs.rename(path, `${path}.moved`)
+        assert.isFalse(still(11), "moved")
+        assert.isTrue(still(11, `${path}.moved`))
+        yield* fs.writeFileString(path, "head\none\nx\n")
+        assert.isFalse(still(11), "replaced by a file of the same size")
+        // Deleted: the descriptor's path reads "… (deleted)".
+        yield* fs.remove(`${path}.moved`)
+        assert.isFalse(still(11, `${path}.moved`), "deleted")
+      }))
+    ))
+
+  it.effect("stillAt can't tell through a descriptor that can't be read, or one that isn't a file's", () =>
+    withFile((fs, path) =>
+      Effect.scoped(Effect.gen(function*() {
+        const writeOnly = descriptor(yield* fs.open(path, { flag: "a" }))
+        assert.isFalse(BlockingIo.node.stillAt(writeOnly, path, 5), "the last byte can't be read back")
+        assert.isFalse(BlockingIo.node.stillAt(-1, path, 5), "no such descriptor")
+      }))
+    ))
+
   it("lstat's plain-number stat is trusted only while exact: a device or inode number of 2^53 or more may be rounded", () => {
     assert.deepStrictEqual(BlockingIo.fromNumbers({ dev: 2049, ino: 2 ** 53 - 1, size: 5 }), {
       dev: 2049n,

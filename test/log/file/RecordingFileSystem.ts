@@ -157,7 +157,8 @@ export const make = () => {
     datasync: (fd, path) => recorded(BlockingIo.node.datasync(fd, path), { path, op: "sync", flag: "datasync", blocking: true }),
     truncate: (fd, path, length) =>
       recorded(BlockingIo.node.truncate(fd, path, length), { path, op: "truncate", bytes: length, blocking: true }),
-    lstat: BlockingIo.node.lstat
+    lstat: BlockingIo.node.lstat,
+    stillAt: BlockingIo.node.stillAt
   }
 
   return { events, record, layer: Layer.merge(layer, Layer.succeed(BlockingIo.BlockingIo, blockingIo)) }

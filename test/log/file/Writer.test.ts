@@ -90,6 +90,20 @@ for (
         })
       ))
 
+    it.effect("the session file appended to by someone else: the next append fails, unacknowledged, saying where the file ends", () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const log = yield* yield* opened(directory, mode.options, mode.lone)
+          yield* log.append(session, "todo/write", todo("one"))
+          yield* fs.writeFileString(fileOf(directory), "someone else's line\n", { flag: "a" })
+          const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+          assert.deepInclude(error.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
+          assert.include(error.message, "another process appended to it")
+          assert.strictEqual(failureOf(yield* Effect.exit(log.append(session, "n", {}))).reason._tag, "OwnershipLost", "and it stops")
+        })
+      ))
+
     it.effect("the session file replaced under a running writer: the next append fails", () =>
       withDirectory((directory) =>
         Effect.gen(function*() {
@@ -155,7 +169,8 @@ const failingBlocking = (
   sync: (fd, path) => fail("sync", path) ?? BlockingIo.node.sync(fd, path),
   datasync: (fd, path) => fail("sync", path) ?? BlockingIo.node.datasync(fd, path),
   truncate: (fd, path, length) => fail("truncate", path) ?? BlockingIo.node.truncate(fd, path, length),
-  lstat: BlockingIo.node.lstat
+  lstat: BlockingIo.node.lstat,
+  stillAt: BlockingIo.node.stillAt
 })
 
 /** A log over `directory` whose lone batches make `blocking`'s calls, every batch alone. */
@@ -168,6 +183,53 @@ const openedBlocking = (directory: string, options: { readonly journal?: boolean
     ),
     (context) => Effect.map(SessionLog.SessionLog.pipe(Effect.provide(context)), alone)
   )
+
+describe("Writer: the checks of a lone batch", () => {
+  /** Node's blocking calls, with the paths `lstat` was asked about. */
+  const recordingStats = () => {
+    const stats: Array<string> = []
+    const blocking: BlockingIo.Blocking = { ...BlockingIo.node, lstat: (path) => (stats.push(path), BlockingIo.node.lstat(path)) }
+    return { stats, blocking }
+  }
+
+  it.effect("in journal mode, the session file is checked after the write without a stat; in fsync mode, with one", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        for (const journal of [true, false]) {
+          const { blocking, stats } = recordingStats()
+          const id = journal ? "journaled" : "synced"
+          yield* Effect.scoped(Effect.gen(function*() {
+            const log = yield* yield* openedBlocking(`${directory}/${id}`, { journal }, blocking)
+            yield* log.append(session, "todo/write", todo("one"))
+            stats.length = 0
+            yield* log.append(session, "todo/write", todo("two"))
+            yield* log.append(session, "todo/write", todo("three"))
+          }))
+          const lockPath = `${directory}/${id}/${SessionFile.lockName(session)}`
+          const sessionPath = fileOf(`${directory}/${id}`)
+          assert.deepStrictEqual(
+            stats,
+            journal ? [lockPath, lockPath] : [lockPath, sessionPath, lockPath, sessionPath],
+            journal ? "a stat would dirty the file's inode at its next write" : "the fsync of the file pays no more for it"
+          )
+        }
+      })
+    ))
+
+  it.effect("when the stat-free check can't tell, lstat decides: an undisturbed file goes on appending", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const { blocking, stats } = recordingStats()
+        const log = yield* yield* openedBlocking(directory, { journal: true }, { ...blocking, stillAt: () => false })
+        yield* log.append(session, "todo/write", todo("one"))
+        stats.length = 0
+        assert.strictEqual((yield* log.append(session, "todo/write", todo("two"))).seq, 1)
+        assert.include(stats, fileOf(directory))
+        const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
+        assert.deepInclude(verified, { events: 2, tornTailBytes: 0 })
+      })
+    ))
+})
 
 for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode", options: { journal: true } }]) {
   describe(`Writer (${mode.name}): a lone batch's blocking calls that fail`, () => {
