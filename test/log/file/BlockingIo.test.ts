@@ -126,12 +126,16 @@ describe("BlockingIo.node", () => {
       }))
     ))
 
-  it.effect("stillAt can't tell through a descriptor that can't be read, or one that isn't a file's", () =>
+  it.effect("stillAt can't tell through a descriptor that can't be read, or one that isn't a file's, or at byte 0", () =>
     withFile((fs, path) =>
       Effect.scoped(Effect.gen(function*() {
         const writeOnly = descriptor(yield* fs.open(path, { flag: "a" }))
         assert.isFalse(BlockingIo.node.stillAt(writeOnly, path, 5), "the last byte can't be read back")
         assert.isFalse(BlockingIo.node.stillAt(-1, path, 5), "no such descriptor")
+        // At end 0 the read would be at position -1, which Node takes as the descriptor's own position.
+        yield* fs.writeFileString(`${path}.one`, "x")
+        const oneByte = descriptor(yield* fs.open(`${path}.one`, { flag: "a+" }))
+        assert.isFalse(BlockingIo.node.stillAt(oneByte, `${path}.one`, 0), "a file with a byte doesn't end at byte 0")
       }))
     ))
 
