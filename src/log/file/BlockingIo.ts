@@ -23,7 +23,7 @@ import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import * as PlatformError from "effect/PlatformError"
 import * as Result from "effect/Result"
-import { fdatasyncSync, fsyncSync, ftruncateSync, lstatSync, readlinkSync, readSync, writeSync } from "node:fs"
+import { existsSync, fdatasyncSync, fsyncSync, ftruncateSync, lstatSync, readlinkSync, readSync, writeSync } from "node:fs"
 
 /**
  * Where a path leads, not following a link: the identity of the file and its size.
@@ -54,7 +54,7 @@ export const isFile = (found: Identity, opened: FileSystem.File.Info): boolean =
  */
 export interface Io {
   /**
-   * Writes all of `bytes` at the end of `file`, which must be open for appending (`a`, `ax`): a file
+   * Writes all of `bytes` at the end of `file`, which must be open for appending (`a`, `a+`, `ax`): a file
    * opened otherwise keeps its own position, which a blocking write would not follow. `path` names
    * it in errors.
    */
@@ -76,7 +76,7 @@ export interface Io {
  */
 export interface Blocking {
   /**
-   * Writes all of `bytes` at the end of the file open for appending (`a`, `ax`) on `fd`: a file
+   * Writes all of `bytes` at the end of the file open for appending (`a`, `a+`, `ax`) on `fd`: a file
    * opened otherwise keeps its own position, which a blocking write would not follow. `path` names
    * it in errors.
    */
@@ -96,9 +96,10 @@ export interface Blocking {
   /** What is at `path`, without following a link; `undefined` when nothing is. */
   readonly lstat: (path: string) => Result.Result<Identity | undefined, PlatformError.PlatformError>
   /**
-   * Whether the file open for reading on `fd` is still the one named by `path`, exactly as given,
-   * and ends at byte `end`, told without a stat: `false` when it can't be told so (no
-   * `/proc/self/fd`, a path that isn't canonical) as well as when it isn't so, for `lstat` to say.
+   * Whether the file open for reading on `fd` is still linked at `path`, exactly as given, and ends
+   * at byte `end`, told without a stat: `false` when it can't be told so (no `/proc/self/fd`, a
+   * path that isn't canonical) as well as when it isn't so, for `lstat` to say. What it doesn't see,
+   * where `lstat` would: a file system mounted over the path (only someone with mount rights can).
    *
    * Why not a stat: it asks for the file's times, and a file whose times were asked for stamps its
    * next write with a fine-grained time (Linux's multigrain timestamps), dirtying its inode on every
@@ -157,6 +158,9 @@ const writeAll = (fd: number, path: string, bytes: Uint8Array, position: number 
 
 /** The bytes around a file's expected end: exactly one is read where the file ends there. */
 const aroundEnd = new Uint8Array(2)
+const deleted = " (deleted)"
+/** Whether descriptors can be looked up in `/proc/self/fd` (Linux): asked once. */
+let procFds: boolean | undefined
 
 /**
  * Node's synchronous calls.
@@ -208,9 +212,11 @@ export const node: Blocking = {
     }
   },
   stillAt: (fd, path, end) => {
+    // Where the descriptor's file is now, " (deleted)" appended once it is unlinked: a path ending so
+    // can't be told from that. Then its last byte.
+    if (end <= 0 || path.endsWith(deleted) || (procFds ??= existsSync("/proc/self/fd")) === false) return false
     try {
-      // Where the descriptor's file is now (" (deleted)" appended once unlinked), then its last byte.
-      return end > 0 && readlinkSync(`/proc/self/fd/${fd}`) === path && readSync(fd, aroundEnd, 0, 2, end - 1) === 1
+      return readlinkSync(`/proc/self/fd/${fd}`) === path && readSync(fd, aroundEnd, 0, 2, end - 1) === 1
     } catch {
       return false
     }

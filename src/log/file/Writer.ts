@@ -8,7 +8,8 @@
  * that the session file at its path is still the one it holds, ending where its batch ends: a lock
  * removed by hand, or a session file deleted, replaced or appended to by someone else, stops the
  * writer (`OwnershipLost`) instead of acknowledging appends another writer may interleave with, or
- * that went to a deleted file. Two `lstat`s per batch, none per entry.
+ * that went to a deleted file. Two `lstat`s per batch, none per entry (a lone batch in journal mode
+ * checks the session file without one, see `BlockingIo.Blocking.stillAt`).
  *
  * A lone batch (no other session appending) is written at once (`appendNow`), with blocking calls
  * through `BlockingIo`, as one synchronous step, and in journal mode writes and syncs the journal

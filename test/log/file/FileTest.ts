@@ -11,6 +11,7 @@ import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
+import { existsSync } from "node:fs"
 
 export const session = SessionId.decodeSync("file-session")
 
@@ -56,12 +57,17 @@ export const openRaw = <A, E>(
 export const readAll = (log: SessionLog.Service, id: SessionId.SessionId = session) => Stream.runCollect(log.read(id))
 
 /** Runs `body` with a fresh temporary directory (removed afterwards) and the Node services. */
+/** Whether this system has Linux's `/proc/self/fd`, where `BlockingIo.node.stillAt` can tell anything. */
+export const hasProcFds = existsSync("/proc/self/fd")
+
 export const withDirectory = <A, E>(
   body: (directory: string) => Effect.Effect<A, E, FileSystem.FileSystem | Path.Path | Scope.Scope>
 ) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    return yield* body(yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-" }))
+    // Its canonical path (the temporary directory may be reached through a link, as on macOS), as
+    // a lone journal batch's stat-free check needs to tell anything.
+    return yield* body(yield* fs.realPath(yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-" })))
   }).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
 
 /** A failure as Node's file system reports it: the errno code is on the cause. */
