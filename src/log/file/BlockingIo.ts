@@ -156,6 +156,16 @@ const writeAll = (fd: number, path: string, bytes: Uint8Array, position: number 
   return written < bytes.length ? systemError("writeAll", "write", path)(new Error("wrote 0 bytes")) : undefined
 }
 
+/** Makes a call that answers nothing: `undefined` once done, or its failure. */
+const attempt = (method: string, syscall: string, path: string, call: () => void): PlatformError.PlatformError | undefined => {
+  try {
+    call()
+    return undefined
+  } catch (cause) {
+    return systemError(method, syscall, path)(cause)
+  }
+}
+
 /** The bytes around a file's expected end: exactly one is read where the file ends there. */
 const aroundEnd = new Uint8Array(2)
 const deleted = " (deleted)"
@@ -171,30 +181,9 @@ let procFds: boolean | undefined
 export const node: Blocking = {
   write: (fd, path, bytes) => writeAll(fd, path, bytes, undefined),
   writeAt: (fd, path, bytes, position) => writeAll(fd, path, bytes, position),
-  sync: (fd, path) => {
-    try {
-      fsyncSync(fd)
-      return undefined
-    } catch (cause) {
-      return systemError("sync", "fsync", path)(cause)
-    }
-  },
-  datasync: (fd, path) => {
-    try {
-      fdatasyncSync(fd)
-      return undefined
-    } catch (cause) {
-      return systemError("sync", "fdatasync", path)(cause)
-    }
-  },
-  truncate: (fd, path, length) => {
-    try {
-      ftruncateSync(fd, length)
-      return undefined
-    } catch (cause) {
-      return systemError("truncate", "ftruncate", path)(cause)
-    }
-  },
+  sync: (fd, path) => attempt("sync", "fsync", path, () => fsyncSync(fd)),
+  datasync: (fd, path) => attempt("sync", "fdatasync", path, () => fdatasyncSync(fd)),
+  truncate: (fd, path, length) => attempt("truncate", "ftruncate", path, () => ftruncateSync(fd, length)),
   lstat: (path) => {
     try {
       // Plain numbers first: a bigint stat allocates a BigInt for each of its 18 fields.
