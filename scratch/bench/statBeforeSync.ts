@@ -31,7 +31,7 @@ const sessionPath = join(root, "s.jsonl")
 const lockPath = join(root, "s.lock")
 writeFileSync(lockPath, "owner")
 const session = openSync(sessionPath, "a+")
-const other = openSync(join(root, "o.jsonl"), "a")
+const other = openSync(join(root, "o.jsonl"), "a+")
 const otherPath = join(root, "o.jsonl")
 const journal = openSync(join(root, "j.wal"), "w")
 // Written ahead with zeros and synced, as the journal is: a record then overwrites them in place.
@@ -43,12 +43,24 @@ const line = Buffer.from(`${"x".repeat(560)}\n`)
 const lastTwo = new Uint8Array(2)
 let journalAt = 0
 let sessionEnd = 0
+let otherEnd = 0
 const journalCommit = () => {
   writeSync(session, line)
   sessionEnd += line.length
   writeSync(journal, line, 0, line.length, journalAt)
   journalAt = (journalAt + 640) % (ahead - 1024)
   fdatasyncSync(journal)
+}
+const fileCommit = () => {
+  writeSync(other, line)
+  otherEnd += line.length
+  fsyncSync(other)
+}
+/** The calls `BlockingIo.node.stillAt` makes. */
+const stillAt = (fd: number, path: string, end: number) => {
+  if (readlinkSync(`/proc/self/fd/${fd}`) !== path || readSync(fd, lastTwo, 0, 2, end - 1) !== 1) {
+    throw new Error(`${path} is not where it was, or doesn't end at ${end}`)
+  }
 }
 
 const ways: Record<string, () => void> = {
@@ -67,18 +79,16 @@ const ways: Record<string, () => void> = {
   },
   "journal, stillAt (readlink /proc/self/fd + last byte)": () => {
     journalCommit()
-    if (readlinkSync(`/proc/self/fd/${session}`) !== sessionPath || readSync(session, lastTwo, 0, 2, sessionEnd - 1) !== 1) {
-      console.error("stillAt: the file is not where it was")
-    }
+    stillAt(session, sessionPath, sessionEnd)
   },
-  "file: write + fsync": () => {
-    writeSync(other, line)
-    fsyncSync(other)
-  },
+  "file: write + fsync": fileCommit,
   "file: write + fsync, lstat": () => {
-    writeSync(other, line)
-    fsyncSync(other)
+    fileCommit()
     lstatSync(otherPath)
+  },
+  "file: write + fsync, stillAt": () => {
+    fileCommit()
+    stillAt(other, otherPath, otherEnd)
   }
 }
 

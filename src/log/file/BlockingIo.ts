@@ -102,9 +102,10 @@ export interface Blocking {
    * where `lstat` would: a file system mounted over the path (only someone with mount rights can).
    *
    * Why not a stat: it asks for the file's times, and a file whose times were asked for stamps its
-   * next write with a fine-grained time (Linux's multigrain timestamps), dirtying its inode on every
-   * append. Measured on Linux 6.18 and ext4, a journal's fdatasync after such a write to a session
-   * file costs ~50-70 µs more (~300 µs against ~240 µs).
+   * next write with a fine-grained time (Linux's multigrain timestamps, since 6.13), dirtying its
+   * inode on every append. Measured on Linux 6.18: a journal's fdatasync after such a write to a
+   * session file costs ~50-80 µs more (ext4, with or without its own journal); the session file's
+   * own fsync ~70-100 µs more on ext4 with a journal (no more without one).
    */
   readonly stillAt: (fd: number, path: string, end: number) => boolean
 }

@@ -8,8 +8,8 @@
  * that the session file at its path is still the one it holds, ending where its batch ends: a lock
  * removed by hand, or a session file deleted, replaced or appended to by someone else, stops the
  * writer (`OwnershipLost`) instead of acknowledging appends another writer may interleave with, or
- * that went to a deleted file. Two `lstat`s per batch, none per entry (a lone batch in journal mode
- * checks the session file without one, see `BlockingIo.Blocking.stillAt`).
+ * that went to a deleted file. Two `lstat`s per batch, none per entry (a lone batch checks the
+ * session file without one, see `BlockingIo.Blocking.stillAt`).
  *
  * A lone batch (no other session appending) is written at once (`appendNow`), with blocking calls
  * through `BlockingIo`, as one synchronous step, and in journal mode writes and syncs the journal
@@ -232,10 +232,10 @@ export const appendNow = (
     if ((blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)) !== undefined) writer.lost = uncut(writer)
     return Result.fail(failed)
   }
-  // Durable: is it in the file the path names, where this batch ends? (See `append`.) In journal
-  // mode, where nothing syncs the session file, asked first without a stat (see `Blocking.stillAt`).
+  // Durable: is it in the file the path names, where this batch ends? (See `append`.) Asked first
+  // without a stat, which would make the next sync dearer (see `Blocking.stillAt`).
   const end = start.offset + bytes.length
-  if (journal === undefined || !blocking.stillAt(fd, writer.path, end)) {
+  if (!blocking.stillAt(fd, writer.path, end)) {
     const found = blocking.lstat(writer.path)
     const problem = Result.isFailure(found) ? uncheckable(found.failure) : displacement(writer, found.success, end)
     if (problem !== undefined) return Result.fail(lose(writer, new OwnershipLost({ path: writer.path, detail: problem })))
