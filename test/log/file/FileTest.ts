@@ -82,14 +82,17 @@ export const systemError = (code: string, method: string, pathOrDescriptor: stri
   })
 
 /**
- * The real file system, except that `fail(path, flag)` may answer an error for an open, and
- * `failWrite()` one for a write to any file opened through it.
+ * The real file system, except that `open(path, flag)` may answer an error for an open, `write()`
+ * one for a write to any file opened through it, and `sync(path)` and `truncate(path)` one for a
+ * sync or a cut of the file opened at `path` (through `FileSystem`: blocking calls bypass them).
  */
 export const failing = (
   real: FileSystem.FileSystem,
   options: {
     readonly open?: (path: string, flag: FileSystem.OpenFlag | undefined) => PlatformError.PlatformError | undefined
     readonly write?: () => PlatformError.PlatformError | undefined
+    readonly sync?: (path: string) => PlatformError.PlatformError | undefined
+    readonly truncate?: (path: string) => PlatformError.PlatformError | undefined
   }
 ) =>
   FileSystem.FileSystem.of({
@@ -97,14 +100,13 @@ export const failing = (
     open: (path, o) => {
       const refused = options.open?.(path, o?.flag)
       if (refused !== undefined) return Effect.fail(refused)
+      const or = <A>(error: PlatformError.PlatformError | undefined, call: () => Effect.Effect<A, PlatformError.PlatformError>) =>
+        error === undefined ? call() : Effect.fail(error)
       return Effect.map(real.open(path, o), (file) =>
         Object.create(file, {
-          writeAll: {
-            value: (bytes: Uint8Array) => {
-              const error = options.write?.()
-              return error === undefined ? file.writeAll(bytes) : Effect.fail(error)
-            }
-          }
+          writeAll: { value: (bytes: Uint8Array) => or(options.write?.(), () => file.writeAll(bytes)) },
+          sync: { get: () => or(options.sync?.(path), () => file.sync) },
+          truncate: { value: (length?: number) => or(options.truncate?.(path), () => file.truncate(length)) }
         }))
     }
   })

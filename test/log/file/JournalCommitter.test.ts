@@ -225,16 +225,7 @@ describe("JournalCommitter", () => {
       const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
       let syncFails = false
       // Session files' syncs through FileSystem (a writer's release on close) fail once `syncFails` is set.
-      const fs = FileSystem.FileSystem.of({
-        ...real,
-        open: (p, o) =>
-          Effect.map(real.open(p, o), (file) =>
-            p.endsWith(".jsonl")
-              ? Object.create(file, {
-                sync: { get: () => syncFails ? Effect.fail(systemError("EIO", "sync", p)) : file.sync }
-              })
-              : file)
-      })
+      const fs = failing(real, { sync: (p) => syncFails && p.endsWith(".jsonl") ? systemError("EIO", "sync", p) : undefined })
       const session = SessionId.decodeSync("unsynced")
       yield* Effect.scoped(Effect.gen(function*() {
         const log = yield* Layer.build(SessionLogFile.layerFileSystem({ directory, journal: true }).pipe(
@@ -321,15 +312,8 @@ describe("JournalCommitter", () => {
       const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
       let broken = false
       // Once `broken`, the journal's writes and truncations fail.
-      const fs = FileSystem.FileSystem.of({
-        ...real,
-        open: (p, o) =>
-          Effect.map(real.open(p, o), (file) =>
-            p.endsWith(Journal.extension)
-              ? Object.create(file, {
-                truncate: { value: (length?: number) => broken ? Effect.fail(systemError("EIO", "truncate", p)) : file.truncate(length) }
-              })
-              : file)
+      const fs = failing(real, {
+        truncate: (p) => broken && p.endsWith(Journal.extension) ? systemError("EIO", "truncate", p) : undefined
       })
       const blocking = journalFailing(() => broken ? systemError("EIO", "writeAll", "journal") : undefined)
       const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, yield* Effect.scope, yield* Owner.self(real), {
