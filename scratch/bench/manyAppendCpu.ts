@@ -2,8 +2,9 @@
  * A probe, not a benchmark with a goal: 128 sessions appending concurrently through `SessionLogFile`
  * in journal mode (each one append at a time, as `durableAppend`'s throughput rows), measured as
  * main-thread CPU and wall time per append, round after round, so the warm figure shows beside the
- * cold one. Run with `npx node --expose-gc scratch/bench/manyAppendCpu.ts [directory-root] [rounds]`
- * (default root: `/dev/shm`, where fsync is free); add `--cpu-prof` to profile it.
+ * cold one. Run with `npx node --expose-gc scratch/bench/manyAppendCpu.ts [directory-root] [rounds] [sessions] [mode]`
+ * (default root: `/dev/shm`, where fsync is free; mode `journal`, `file`, or `memory`: the in-memory
+ * log, for what the layers above the file backend cost); add `--cpu-prof` to profile it.
  */
 import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -12,6 +13,7 @@ import { join } from "node:path"
 import { CheckedSessionLog } from "../../src/log/CheckedSessionLog.ts"
 import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
+import * as SessionLog from "../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../src/todo/TodoEvents.ts"
 
 const payload = {
@@ -21,12 +23,15 @@ const root = mkdtempSync(join(process.argv[2] ?? "/dev/shm", "many-"))
 const rounds = Number(process.argv[3] ?? 10)
 const sessions = Number(process.argv[4] ?? 128)
 const perSession = 10
-const journal = process.argv[5] !== "file"
+const mode = process.argv[5] ?? "journal"
+const journal = mode === "journal"
 const ids = Array.from({ length: sessions }, (_, i) => SessionId.decodeSync(`s${i}`))
 
 const runtime = ManagedRuntime.make(
   TodoEvents.layerChecked.pipe(
-    Layer.provide(SessionLogFile.layerFileSystem({ directory: join(root, "log"), journal })),
+    Layer.provide(
+      mode === "memory" ? SessionLog.layerMemory : SessionLogFile.layerFileSystem({ directory: join(root, "log"), journal })
+    ),
     Layer.provide(NodeServices.layer)
   )
 )
@@ -43,11 +48,19 @@ const round = Effect.gen(function*() {
 })
 try {
   await runtime.runPromise(Effect.flatMap(CheckedSessionLog, (log) => Effect.forEach(ids, (id) => log.append(id, "turn/start", {}), { concurrency: "unbounded" })))
+  const warm: Array<{ readonly cpu: number; readonly wall: number }> = []
   for (let r = 0; r < rounds; r++) {
     globalThis.gc?.()
-    const { cpu, wall } = await runtime.runPromise(round)
-    console.log(`round ${r}: ${cpu.toFixed(1)} µs CPU, ${wall.toFixed(1)} µs wall per append`)
+    const measured = await runtime.runPromise(round)
+    console.log(`round ${r}: ${measured.cpu.toFixed(1)} µs CPU, ${measured.wall.toFixed(1)} µs wall per append`)
+    if (r >= rounds / 3) warm.push(measured)
   }
+  const median = (xs: Array<number>) => xs.sort((a, b) => a - b)[xs.length >> 1]!
+  console.log(
+    `median of the last ${warm.length} rounds: ${median(warm.map((m) => m.cpu)).toFixed(1)} µs CPU, ${
+      median(warm.map((m) => m.wall)).toFixed(1)
+    } µs wall per append`
+  )
 } finally {
   await runtime.dispose()
   rmSync(root, { recursive: true, force: true })

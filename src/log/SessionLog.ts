@@ -138,9 +138,9 @@ export interface Backend {
    * Optionally, stores a batch at once, on the calling thread, if the backend can right now (the
    * file log: a lone batch, with blocking calls): the seq of its first event, or the failure, once
    * the batch is committed, as `append` answers; `undefined`, having done nothing, if it can't (the
-   * core then calls `append`). The core calls it where it would call `append`, after letting the
-   * fibers ready to run go first (their appends to the session join the batch); it spares a lone
-   * append the effects around `append`.
+   * core then calls `append`). The core calls it where it would call `append` while no other
+   * session's batch is being stored, after letting the fibers ready to run go first (their appends
+   * to the session join the batch); it spares a lone append the effects around `append`.
    */
   readonly appendNow?: ((session: SessionId.SessionId, batch: ReadonlyArray<Prepared>) => Result.Result<number, Failure> | undefined) | undefined
 }

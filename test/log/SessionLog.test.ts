@@ -133,6 +133,44 @@ describe("SessionLog.make with a backend's appendNow", () => {
       assert.deepStrictEqual(calls, ["declined 1", "append 1"])
     }))
 
+  it.effect("while another session's batch is being stored, an append goes through append without asking appendNow", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const calls: Array<string> = []
+      const entries: Array<ReturnType<typeof SessionEvent.makeEntry>> = []
+      const store = (batch: ReadonlyArray<SessionLog.Prepared>) => {
+        const first = entries.length
+        for (const [i, p] of batch.entries()) entries.push(SessionEvent.makeEntry(p.type, first + i, p.time, p.data))
+        return first
+      }
+      const backend: SessionLog.Backend = {
+        // The first session's batch is held in `append` until the gate opens.
+        append: (s, batch) =>
+          Effect.andThen(
+            Effect.sync(() => calls.push(`append ${s}`)),
+            Effect.andThen(s === session ? Deferred.await(gate) : Effect.void, Effect.sync(() => store(batch)))
+          ),
+        appendNow: (s, batch) => {
+          calls.push(`now ${s}`)
+          return s === session ? undefined : Result.succeed(store(batch))
+        },
+        read: () => Stream.empty,
+        sessions: Effect.succeed([])
+      }
+      const log = yield* SessionLog.make(backend)
+      const held = yield* Effect.forkChild(log.append(session, "x", 1))
+      while (!calls.includes(`append ${session}`)) yield* Effect.yieldNow
+      const other = SessionId.decodeSync("other")
+      const second = yield* Effect.forkChild(log.append(other, "x", 2))
+      assert.strictEqual((yield* Fiber.join(second)).seq, 0)
+      const meanwhile = [...calls]
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(held)
+      assert.deepStrictEqual(meanwhile, [`now ${session}`, `append ${session}`, `append ${other}`])
+      assert.strictEqual((yield* log.append(other, "x", 3)).seq, 2, "alone again: stored at once")
+      assert.deepStrictEqual(calls.slice(3), [`now ${other}`])
+    }).pipe(Effect.scoped))
+
   it.effect("appendNow's failure fails the append as a storage failure, and the session takes the next", () =>
     Effect.gen(function*() {
       let broken = true

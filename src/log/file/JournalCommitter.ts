@@ -33,7 +33,7 @@ import * as BlockingIo from "./BlockingIo.ts"
 import * as Journal from "./Journal.ts"
 import * as JournalFile from "./JournalFile.ts"
 import type * as Owner from "./Owner.ts"
-import { syncDirectory } from "./Writer.ts"
+import * as RegularFile from "./RegularFile.ts"
 
 /** What a journal commit fails with. */
 export type Error = PlatformError.PlatformError | StorageFailure
@@ -232,7 +232,7 @@ export const make = Effect.fnUntraced(function*(
   yield* Scope.addFinalizer(scope, Effect.suspend(() =>
     Effect.forEach([...generations], (generation) =>
       generation.dirty.size === 0
-        ? Effect.andThen(fs.remove(generation.path), syncDirectory(fs, directory)).pipe(Effect.ignore)
+        ? Effect.andThen(fs.remove(generation.path), RegularFile.syncDirectory(fs, directory)).pipe(Effect.ignore)
         : Effect.void, { discard: true })))
   yield* Queue.takeAll(queue).pipe(Effect.flatMap(round), Effect.forever, Effect.forkIn(scope))
 

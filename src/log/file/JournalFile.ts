@@ -12,7 +12,7 @@ import type * as Path from "effect/Path"
 import * as Scope from "effect/Scope"
 import * as Journal from "./Journal.ts"
 import type * as Owner from "./Owner.ts"
-import { syncDirectory } from "./Writer.ts"
+import * as RegularFile from "./RegularFile.ts"
 
 /** Zeros written ahead when a journal is opened: little, since the open waits for them. */
 export const firstAhead = 256 * 1024
@@ -57,7 +57,7 @@ export const open = Effect.fnUntraced(function*(
     yield* file.writeAll(header)
     if (ahead > header.length) yield* file.writeAll(new Uint8Array(ahead - header.length))
     yield* file.sync
-    yield* syncDirectory(fs, directory)
+    yield* RegularFile.syncDirectory(fs, directory)
     return file
   }).pipe(Effect.onError(() => Effect.andThen(Scope.close(scope, Exit.void), Effect.ignore(fs.remove(journalPath)))))
   const journal: JournalFile = {
@@ -88,7 +88,7 @@ export const retire = (
     yield* fs.remove(journal.path)
     removed()
     yield* Scope.close(journal.scope, Exit.void)
-    yield* syncDirectory(fs, directory)
+    yield* RegularFile.syncDirectory(fs, directory)
   }).pipe(Effect.catch((error) =>
     Effect.logWarning(`SessionLogFile: ${journal.path} kept: ${error.message}; it is removed on close`)
   ))

@@ -147,3 +147,7 @@ export const atPath = (path: string) => (error: PlatformError.PlatformError): Pl
     cause: reason.cause
   })
 }
+
+/** Makes a directory entry (a file created or removed in it) durable. */
+export const syncDirectory = (fs: FileSystem.FileSystem, directory: string) =>
+  Effect.scoped(Effect.flatMap(fs.open(directory, { flag: "r" }), (dir) => dir.sync))

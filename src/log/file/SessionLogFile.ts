@@ -46,6 +46,7 @@ import * as RegularFile from "./RegularFile.ts"
 import * as Recovery from "./Recovery.ts"
 import * as Scanner from "./Scanner.ts"
 import * as Watcher from "./Watcher.ts"
+import * as Tail from "./Tail.ts"
 import * as Writer from "./Writer.ts"
 import * as Writers from "./Writers.ts"
 
@@ -147,7 +148,7 @@ export const fileOf = (path: Path.Path, directory: string, session: SessionId.Se
  * @since 0.2.0
  * @category models
  */
-export type Opened = Writer.Opened
+export type Opened = Tail.Opened
 
 /**
  * Takes a session's lock for a moment and cuts its torn tail, if it has one: what opening it for
@@ -166,7 +167,7 @@ export const repair = (
     const path = yield* Path.Path
     const directory = path.resolve(dir)
     yield* Lock.acquire(fs, path.join(directory, Format.lockName(session)), yield* Owner.self(fs))
-    const { opened } = yield* Writer.prepare(fs, directory, fileOf(path, directory, session), session, maxLineBytes)
+    const { opened } = yield* Tail.prepare(fs, directory, fileOf(path, directory, session), session, maxLineBytes)
     return opened
   })).pipe(Effect.mapError(SessionLog.toError("repair", session)))
 
@@ -276,7 +277,7 @@ export const layerFileSystem = (
       }
 
       return yield* SessionLog.make({
-        append: (session, batch) => writers.use(session, (writer) => Writer.append(session, writer, batch, shared, journal)),
+        append: (session, batch) => writers.use(session, (writer) => Writer.appendShared(session, writer, batch, blocking, shared, journal)),
         appendNow: blocking === undefined
           ? undefined
           : (session, batch) => writers.now(session, (writer) => Writer.appendNow(session, writer, batch, blocking, journal)),

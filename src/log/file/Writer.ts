@@ -13,9 +13,10 @@
  *
  * A lone batch (no other session appending) is written at once (`appendNow`), with blocking calls
  * through `BlockingIo`, as one synchronous step, and in journal mode writes and syncs the journal
- * itself, with no hop to the committer.
+ * itself, with no hop to the committer. A batch beside others' (`appendShared`) makes the same
+ * blocking calls in place, in one step before and one after what makes it durable (the journal's
+ * commit, or an fsync through the thread pool).
  */
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
@@ -27,9 +28,9 @@ import * as BlockingIo from "./BlockingIo.ts"
 import * as Format from "./Format.ts"
 import type * as JournalCommitter from "./JournalCommitter.ts"
 import type * as Lock from "./Lock.ts"
-import * as Reader from "./Reader.ts"
 import * as RegularFile from "./RegularFile.ts"
 import type * as Scanner from "./Scanner.ts"
+import * as Tail from "./Tail.ts"
 
 /** A session file open for appending, and where its next entry goes: the end of what is durable. */
 export interface Writer {
@@ -43,61 +44,6 @@ export interface Writer {
   lost: OwnershipLost | undefined
 }
 
-/** What opening a file for appending found. */
-export interface Opened {
-  readonly entries: number
-  /** Bytes of a torn tail that were truncated, 0 when the file was whole. */
-  readonly repairedBytes: number
-}
-
-/** Makes a directory entry (a file created or removed in it) durable. */
-export const syncDirectory = (fs: FileSystem.FileSystem, directory: string) =>
-  Effect.scoped(Effect.flatMap(fs.open(directory, { flag: "r" }), (dir) => dir.sync))
-
-const newline = new Uint8Array([10])
-
-/**
- * Brings a session file to a clean end, for appending: creates it with its header if it is missing
- * (or was left without a durable header by a crash), cuts a torn tail, and restores the newline of
- * a last line that is complete but lost it. Answers where the next entry goes and what was found.
- * Only the lock holder may call this.
- */
-export const prepare = Effect.fnUntraced(function*(
-  fs: FileSystem.FileSystem,
-  directory: string,
-  path: string,
-  session: string,
-  maxLineBytes?: number
-) {
-  const found = (yield* RegularFile.exists(fs, path)) ? yield* Reader.scanToEnd(fs, path, session, maxLineBytes) : undefined
-  if (found === undefined || !found.header) {
-    // New, or created by a crash before its header was durable: nothing in it was acknowledged.
-    const header = Format.headerLine(session, yield* Clock.currentTimeMillis)
-    yield* Effect.scoped(Effect.gen(function*() {
-      const handle = yield* RegularFile.open(fs, path, "w")
-      yield* handle.writeAll(header)
-      yield* handle.sync
-    }))
-    yield* syncDirectory(fs, directory)
-    const end: Scanner.Position = { offset: header.length, line: 2, seq: 0 }
-    return { end, opened: { entries: 0, repairedBytes: found?.tail ?? 0 } satisfies Opened }
-  }
-  let end = found.end
-  if (found.tail > 0 || found.unterminated) {
-    yield* Effect.scoped(Effect.gen(function*() {
-      const handle = yield* RegularFile.open(fs, path, "r+")
-      yield* handle.truncate(found.end.offset)
-      if (found.unterminated) {
-        yield* handle.seek(BigInt(found.end.offset), "start")
-        yield* handle.writeAll(newline)
-        end = { ...found.end, offset: found.end.offset + 1 }
-      }
-      yield* handle.sync
-    }))
-  }
-  return { end, opened: { entries: found.end.seq, repairedBytes: found.tail } satisfies Opened }
-})
-
 /** Opens a prepared session file for appending, under the lock held. */
 export const open = Effect.fnUntraced(function*(
   fs: FileSystem.FileSystem,
@@ -107,7 +53,7 @@ export const open = Effect.fnUntraced(function*(
   lock: Lock.Held,
   maxLineBytes?: number
 ) {
-  const { end } = yield* prepare(fs, directory, path, session, maxLineBytes)
+  const { end } = yield* Tail.prepare(fs, directory, path, session, maxLineBytes)
   // Readable too: `Blocking.stillAt` reads the last byte back.
   const file = yield* RegularFile.open(fs, path, "a+")
   const opened = yield* file.stat
@@ -162,7 +108,8 @@ const uncut = (writer: Writer) =>
 
 /**
  * Writes a batch after the writer's end and makes it durable, through `io`: each call an effect,
- * the fsync (or the journal's committer) through the thread pool. Answers the seq of its first
+ * the fsync (or the journal's committer) through the thread pool; where blocking calls are turned
+ * off, or a file has no descriptor (see `appendShared`). Answers the seq of its first
  * entry. A batch that fails is cut from the file; if it can't be, the writer stops
  * (`OwnershipLost`) rather than append after bytes it can't account for.
  */
@@ -197,8 +144,59 @@ export const append = Effect.fnUntraced(function*(
   return advance(writer, start, batch.length, bytes.length)
 })
 
-/** What a batch written at once fails with. */
+/** What a batch written with blocking calls fails with. */
 export type Failure = OwnershipLost | PlatformError.PlatformError | JournalCommitter.Error
+
+/** Names the session file in a failure of one of its calls. */
+const namedFor = (writer: Writer) => (error: PlatformError.PlatformError | undefined) => error && RegularFile.atPath(writer.path)(error)
+
+/**
+ * A batch's first step with blocking calls: the writer still going, and its lock still its own.
+ * Answers where the batch starts and its bytes, to write after the writer's end.
+ */
+const begin = (
+  writer: Writer,
+  batch: ReadonlyArray<SessionLog.Prepared>,
+  blocking: BlockingIo.Blocking
+): Result.Result<{ readonly start: Scanner.Position; readonly bytes: Uint8Array }, Failure> => {
+  if (writer.lost !== undefined) return Result.fail(writer.lost)
+  const held = blocking.lstat(writer.lock.path)
+  if (Result.isFailure(held)) return Result.fail(held.failure)
+  const lockLost = writer.lock.verify(held.success)
+  if (lockLost !== undefined) return Result.fail(lose(writer, lockLost))
+  const start = writer.end
+  return Result.succeed({ start, bytes: linesOf(batch, start) })
+}
+
+/**
+ * A batch's last step, once it is durable (`failed` undefined) or not: is it in the file the path
+ * names, where it ends? (See `append`.) `withoutStat`: asked first without a stat, which would make
+ * the file's next sync dearer (see `Blocking.stillAt`); worth it for a lone batch, whose sync comes
+ * next, not for batches appending at once, which are bound by CPU. Answers the seq of its first
+ * entry, or why it isn't acknowledged.
+ */
+const finish = (
+  writer: Writer,
+  fd: number,
+  start: Scanner.Position,
+  entries: number,
+  bytes: number,
+  blocking: BlockingIo.Blocking,
+  withoutStat: boolean
+): Result.Result<number, Failure> => {
+  const end = start.offset + bytes
+  if (!withoutStat || !blocking.stillAt(fd, writer.path, end)) {
+    const found = blocking.lstat(writer.path)
+    const problem = Result.isFailure(found) ? uncheckable(found.failure) : displacement(writer, found.success, end)
+    if (problem !== undefined) return Result.fail(lose(writer, new OwnershipLost({ path: writer.path, detail: problem })))
+  }
+  return Result.succeed(advance(writer, start, entries, bytes))
+}
+
+/** Not durable: the batch is cut from the session file (see `append`), with blocking calls. */
+const cutBlocking = (writer: Writer, fd: number, start: Scanner.Position, blocking: BlockingIo.Blocking) => {
+  if ((blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)) !== undefined) writer.lost = uncut(writer)
+}
 
 /**
  * The same steps as `append`, at once, with blocking calls on the calling thread, for a lone batch:
@@ -214,31 +212,56 @@ export const appendNow = (
 ): Result.Result<number, Failure> | undefined => {
   const fd = BlockingIo.descriptorOf(writer.file)
   if (fd === undefined || (journal !== undefined && !journal.idle())) return undefined
-  if (writer.lost !== undefined) return Result.fail(writer.lost)
-  const held = blocking.lstat(writer.lock.path)
-  if (Result.isFailure(held)) return Result.fail(held.failure)
-  const lockLost = writer.lock.verify(held.success)
-  if (lockLost !== undefined) return Result.fail(lose(writer, lockLost))
-  const start = writer.end
-  const bytes = linesOf(batch, start)
-  const named = (error: PlatformError.PlatformError | undefined) => error && RegularFile.atPath(writer.path)(error)
+  const begun = begin(writer, batch, blocking)
+  if (Result.isFailure(begun)) return Result.fail(begun.failure)
+  const { bytes, start } = begun.success
+  const named = namedFor(writer)
   // Durable by an fsync of the session file, or of the journal holding the batch.
   const failed = named(blocking.write(fd, writer.path, bytes)) ??
     (journal === undefined
       ? named(blocking.sync(fd, writer.path))
       : journal.commitBlocking({ session, file: writer.file, offset: start.offset, bytes }, blocking))
   if (failed !== undefined) {
-    // Not durable: the batch is cut from the session file (see `append`).
-    if ((blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)) !== undefined) writer.lost = uncut(writer)
+    cutBlocking(writer, fd, start, blocking)
     return Result.fail(failed)
   }
-  // Durable: is it in the file the path names, where this batch ends? (See `append`.) Asked first
-  // without a stat, which would make the next sync dearer (see `Blocking.stillAt`).
-  const end = start.offset + bytes.length
-  if (!blocking.stillAt(fd, writer.path, end)) {
-    const found = blocking.lstat(writer.path)
-    const problem = Result.isFailure(found) ? uncheckable(found.failure) : displacement(writer, found.success, end)
-    if (problem !== undefined) return Result.fail(lose(writer, new OwnershipLost({ path: writer.path, detail: problem })))
-  }
-  return Result.succeed(advance(writer, start, batch.length, bytes.length))
+  return finish(writer, fd, start, batch.length, bytes.length, blocking, true)
 }
+
+/**
+ * The same steps as `append` for a batch appended beside other sessions' (through the thread pool):
+ * with blocking calls for all but making it durable, which is the journal's commit or an fsync
+ * through the thread pool (so that batches' fsyncs overlap), with no effect per call. Without
+ * blocking calls, or for a file with no descriptor, it is `append`.
+ */
+export const appendShared = (
+  session: string,
+  writer: Writer,
+  batch: ReadonlyArray<SessionLog.Prepared>,
+  blocking: BlockingIo.Blocking | undefined,
+  io: BlockingIo.Io,
+  journal: JournalCommitter.Committer | undefined
+): Effect.Effect<number, Failure> =>
+  Effect.suspend(() => {
+    const fd = BlockingIo.descriptorOf(writer.file)
+    if (blocking === undefined || fd === undefined) return append(session, writer, batch, io, journal)
+    const begun = begin(writer, batch, blocking)
+    if (Result.isFailure(begun)) return Effect.fail(begun.failure)
+    const { bytes, start } = begun.success
+    const failed = namedFor(writer)(blocking.write(fd, writer.path, bytes))
+    const durable: Effect.Effect<void, Failure> = failed !== undefined
+      ? Effect.fail(failed)
+      : journal === undefined
+      ? Effect.mapError(io.sync(writer.file, writer.path), RegularFile.atPath(writer.path))
+      : journal.commit({ session, file: writer.file, offset: start.offset, bytes })
+    return Effect.flatMap(Effect.exit(durable), (exit) => {
+      if (Exit.isSuccess(exit)) return Effect.fromResult(finish(writer, fd, start, batch.length, bytes.length, blocking, false))
+      // Not durable: cut from the session file (see `append`), through the thread pool.
+      return Effect.andThen(
+        Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)).pipe(
+          Effect.tap((cut) => Exit.isFailure(cut) ? Effect.sync(() => writer.lost = uncut(writer)) : Effect.void)
+        ),
+        Effect.failCause(exit.cause)
+      )
+    })
+  })

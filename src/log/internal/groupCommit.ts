@@ -171,10 +171,15 @@ export const make = (
     }
     // No batch is being stored for this session: this caller stores it, and whatever arrives
     // meanwhile after it. Uninterruptible: others wait on what it stores.
+    // While another session's batch is being stored, this one is not alone: it goes through
+    // `append` at once, without waiting for the fibers ready to run.
+    const alone = lanes.size === 0
     const mine: Lane = { waiting: [] }
     lanes.set(session, mine)
     const own: Waiting = { prepared, done: undefined }
-    const stored = backend.appendNow === undefined ? lead(session, mine, [own]) : leadNow(backend.appendNow, session, mine, own)
+    const stored = backend.appendNow === undefined || !alone
+      ? lead(session, mine, [own])
+      : leadNow(backend.appendNow, session, mine, own)
     return Effect.flatMap(Effect.uninterruptible(stored), (exit) => Exit.map(exit, (entries) => entries[0]!))
   }
 }

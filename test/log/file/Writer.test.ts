@@ -313,3 +313,93 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
       ))
   })
 }
+
+for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode", options: { journal: true } }]) {
+  describe(`Writer (${mode.name}): a contended batch's calls that fail`, () => {
+    /**
+     * A log over `directory` whose batches, after the first, are contended (the test clock never
+     * moves): their writes and checks are `blocking`'s calls, made in place; what makes them durable,
+     * and a cut, goes through `fs`.
+     */
+    const openedContended = (directory: string, blocking: BlockingIo.Blocking, fs: FileSystem.FileSystem) =>
+      Effect.map(
+        Layer.build(
+          SessionLogFile.layerFileSystem({ ...mode.options, directory }).pipe(
+            Layer.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, fs), Layer.succeed(BlockingIo.BlockingIo, blocking)))
+          )
+        ),
+        (context) => SessionLog.SessionLog.pipe(Effect.provide(context))
+      )
+    const failure = (code: string, syscall: string, path: string) => systemError(code, syscall === "write" ? "writeAll" : syscall, path)
+
+    it.effect("a write cut short by a full disk fails the append as DiskFull; its half is cut, and the next append follows", () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          let full = false
+          const blocking = failingBlocking((call, path) =>
+            full && call === "write" && path === fileOf(directory) ? failure("ENOSPC", "write", path) : undefined
+          )
+          const log = yield* yield* openedContended(directory, blocking, yield* FileSystem.FileSystem)
+          yield* log.append(session, "todo/write", todo("one"))
+          full = true
+          const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+          assert.deepInclude(error.reason, { _tag: "StorageFailure", kind: "DiskFull" })
+          assert.include(error.message, fileOf(directory))
+          full = false
+          assert.strictEqual((yield* log.append(session, "todo/write", todo("three"))).seq, 1)
+          const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
+          assert.deepInclude(verified, { events: 2, tornTailBytes: 0 })
+          assert.deepStrictEqual((yield* Stream.runCollect(log.read(session))).map((e) => e.data), [todo("one"), todo("three")])
+        })
+      ))
+
+    it.effect("an fsync through the thread pool that fails fails the append, and its lines are cut from the session file", () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          let syncFailures = 0
+          // The fsync that makes the batch durable: the session file's, or in journal mode the journal's.
+          const durableIn = (path: string) => "journal" in mode.options ? path.endsWith(".wal") : path === fileOf(directory)
+          const fs = failing(yield* FileSystem.FileSystem, {
+            sync: (path) => syncFailures > 0 && durableIn(path) && syncFailures-- > 0 ? systemError("EIO", "sync", path) : undefined
+          })
+          const log = yield* yield* openedContended(directory, BlockingIo.node, fs)
+          yield* log.append(session, "todo/write", todo("one"))
+          // Only the batch's fsync fails; the one after the cut succeeds.
+          syncFailures = 1
+          const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+          assert.deepInclude(error.reason, { _tag: "StorageFailure", kind: "IoError" })
+          assert.strictEqual(syncFailures, 0, "the contended batch's fsync went through the thread pool")
+          assert.strictEqual((yield* log.append(session, "todo/write", todo("three"))).seq, 1)
+          const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
+          assert.deepInclude(verified, { events: 2, tornTailBytes: 0 })
+        })
+      ))
+
+    it.effect("a failed write that can't be cut stops the writer; reopening the log cuts it", () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          let broken = false
+          const blocking = failingBlocking((call, path) =>
+            broken && call === "write" && path === fileOf(directory) ? failure("EIO", "write", path) : undefined
+          )
+          const fs = failing(yield* FileSystem.FileSystem, {
+            truncate: (path) => broken && path === fileOf(directory) ? systemError("EIO", "truncate", path) : undefined
+          })
+          yield* Effect.scoped(Effect.gen(function*() {
+            const log = yield* yield* openedContended(directory, blocking, fs)
+            yield* log.append(session, "todo/write", todo("one"))
+            broken = true
+            assert.strictEqual(failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two")))).reason._tag, "StorageFailure")
+            broken = false
+            const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
+            assert.deepInclude(error.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
+            assert.include(error.message, "could not be cut")
+          }))
+          const reopened = yield* yield* openedBlocking(directory, mode.options, BlockingIo.node)
+          assert.strictEqual((yield* reopened.append(session, "todo/write", todo("four"))).seq, 1)
+          const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
+          assert.deepInclude(verified, { events: 2, tornTailBytes: 0 })
+        })
+      ))
+  })
+}
