@@ -234,8 +234,7 @@ export const layerFileSystem = (
       const journal = valid.journal === undefined || valid.journal === false
         ? undefined
         : yield* JournalCommitter.make(fs, path, directory, layerScope, self, {
-          checkpointBytes: (typeof valid.journal === "object" ? valid.journal.checkpointBytes : undefined) ??
-            4 * 1024 * 1024,
+          checkpointBytes: (typeof valid.journal === "object" ? valid.journal.checkpointBytes : undefined) ?? 4 * 1024 * 1024,
           io: shared
         }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
 
