@@ -21,8 +21,8 @@
  * next journal is opened, they go on committing themselves, in the journal they find current.
  */
 import * as Cause from "effect/Cause"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
 import type * as Path from "effect/Path"
 import type * as PlatformError from "effect/PlatformError"
@@ -44,7 +44,8 @@ interface Chunk {
   readonly offset: number
   /** The batch's lines, as written to the session file. */
   readonly bytes: Uint8Array
-  readonly done: Deferred.Deferred<void, Error>
+  /** Answers the batch's append: resumes its fiber. */
+  readonly done: (exit: Exit.Exit<void, Error>) => void
 }
 
 /** The journal as session writers use it. */
@@ -219,14 +220,16 @@ export const make = Effect.fnUntraced(function*(
       const batch = items.filter((item): item is Chunk => item !== "upkeep")
       if (batch.length === 0) return upkeep
       return Effect.flatMap(Effect.exit(writing(store(batch, options.io))), (exit) => {
-        for (const chunk of batch) Deferred.doneUnsafe(chunk.done, exit)
+        for (const chunk of batch) chunk.done(exit)
         return upkeep
       })
     }).pipe(Effect.uninterruptible)
 
+  // The appending fiber waits for the round that stores its chunk: no Deferred, no effect to offer.
   const commit = (chunk: Omit<Chunk, "done">) =>
-    Effect.flatMap(Deferred.make<void, Error>(), (done) =>
-      Effect.andThen(Queue.offer(queue, { ...chunk, done }), Deferred.await(done)))
+    Effect.callback<void, Error>((resume) => {
+      Queue.offerUnsafe(queue, { ...chunk, done: resume })
+    })
 
   // On close, after every writer has synced its file, journals with nothing left to cover go.
   yield* Scope.addFinalizer(scope, Effect.suspend(() =>

@@ -73,8 +73,8 @@ export const open = Effect.fnUntraced(function*(
 })
 
 /**
- * Removes a journal whose batches are all durable in their session files: syncs them, removes it
- * (then `removed` forgets it: if this is cut short, closing the log removes it), closes its file.
+ * Removes a journal whose batches are all durable in their session files: syncs them one by one, removes
+ * it (then `removed` forgets it: if this is cut short, closing the log removes it), closes its file.
  */
 export const retire = (
   fs: FileSystem.FileSystem,
@@ -83,7 +83,9 @@ export const retire = (
   removed: () => void
 ): Effect.Effect<void> =>
   Effect.gen(function*() {
-    yield* Effect.forEach([...journal.dirty], (f) => f.sync, { concurrency: "unbounded", discard: true })
+    // One at a time: all at once, they would fill the thread pool (4 threads), and the next journal's
+    // fsync, which every append waits for, would queue behind them.
+    yield* Effect.forEach([...journal.dirty], (f) => f.sync, { discard: true })
     journal.dirty.clear()
     yield* fs.remove(journal.path)
     removed()

@@ -237,6 +237,34 @@ describe("JournalCommitter", () => {
       assert.strictEqual((yield* journalsIn(real, directory)).length, 1, "the journal holds what the session file may not")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
+  it.effect("a retired journal's session files are synced one at a time, leaving the thread pool to the next journal's fsync", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
+      const journal = yield* JournalFile.open(fs, yield* Path.Path, directory, yield* Owner.self(fs), yield* Effect.scope, 0)
+      let inFlight = 0
+      let most = 0
+      const synced: Array<number> = []
+      for (let i = 0; i < 6; i++) {
+        const real = yield* fs.open(join(directory, `s${i}.jsonl`), { flag: "a+" })
+        // A sync that takes a few turns of the scheduler: others started meanwhile would overlap it.
+        const sync = Effect.gen(function*() {
+          most = Math.max(most, ++inFlight)
+          for (let turn = 0; turn < 3; turn++) yield* Effect.yieldNow
+          yield* real.sync
+          inFlight--
+          synced.push(i)
+        })
+        journal.dirty.add(Object.create(real, { sync: { get: () => sync } }))
+      }
+      let removed = false
+      yield* JournalFile.retire(fs, directory, journal, () => (removed = true))
+      assert.deepStrictEqual(synced, [0, 1, 2, 3, 4, 5])
+      assert.strictEqual(most, 1, "never two session files' syncs at once")
+      assert.isTrue(removed)
+      assert.isFalse(yield* fs.exists(journal.path))
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
   it.live("a next journal that can't be opened postpones the checkpoint, with a warning; batches go on in the current one", () =>
     Effect.gen(function*() {
       const real = yield* FileSystem.FileSystem
