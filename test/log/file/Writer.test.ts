@@ -1,11 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { NodeServices } from "@effect/platform-node"
-import { Effect, FileSystem, Layer, PlatformError, Stream } from "effect"
+import { Effect, FileSystem, Layer, PlatformError, Result, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 import * as SessionFile from "../../../src/log/file/Format.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as Writers from "../../../src/log/file/Writers.ts"
+import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
 import { failureOf } from "../SessionLogConformance.ts"
@@ -148,10 +149,10 @@ describe("Writer: storage failures say what happened", () => {
 
 /**
  * Node's blocking calls, except that `fail` may answer an error for a call instead of making it in
- * full: a positioned write is a "write", an fdatasync a "sync".
+ * full: a positioned write is a "write", an fdatasync a "sync"; a failed "lstat" makes none.
  */
 const failingBlocking = (
-  fail: (call: "write" | "sync" | "truncate", path: string) => PlatformError.PlatformError | undefined
+  fail: (call: "write" | "sync" | "truncate" | "lstat", path: string) => PlatformError.PlatformError | undefined
 ): BlockingIo.Blocking => ({
   write: (fd, path, bytes) => {
     const error = fail("write", path)
@@ -169,7 +170,10 @@ const failingBlocking = (
   sync: (fd, path) => fail("sync", path) ?? BlockingIo.node.sync(fd, path),
   datasync: (fd, path) => fail("sync", path) ?? BlockingIo.node.datasync(fd, path),
   truncate: (fd, path, length) => fail("truncate", path) ?? BlockingIo.node.truncate(fd, path, length),
-  lstat: BlockingIo.node.lstat,
+  lstat: (path) => {
+    const error = fail("lstat", path)
+    return error === undefined ? BlockingIo.node.lstat(path) : Result.fail(error)
+  },
   stillAt: BlockingIo.node.stillAt
 })
 
@@ -375,6 +379,26 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
         })
       ))
 
+    it.effect("a lock that can't be checked fails the append as a storage failure, writing nothing; the writer goes on", () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          let denied = false
+          const lockPath = `${directory}/${SessionFile.lockName(session)}`
+          const blocking = failingBlocking((call, path) =>
+            denied && call === "lstat" && path === lockPath ? failure("EACCES", "lstat", path) : undefined
+          )
+          const log = yield* yield* openedContended(directory, blocking, yield* FileSystem.FileSystem)
+          yield* log.append(session, "todo/write", todo("one"))
+          denied = true
+          const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+          assert.deepInclude(error.reason, { _tag: "StorageFailure" })
+          assert.include(error.message, "EACCES")
+          denied = false
+          assert.strictEqual((yield* log.append(session, "todo/write", todo("three"))).seq, 1, "not stopped: the lock was not lost")
+          assert.deepStrictEqual((yield* Stream.runCollect(log.read(session))).map((e) => e.data), [todo("one"), todo("three")])
+        })
+      ))
+
     it.effect("a failed write that can't be cut stops the writer; reopening the log cuts it", () =>
       withDirectory((directory) =>
         Effect.gen(function*() {
@@ -403,3 +427,57 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
       ))
   })
 }
+
+describe("Writer: files without a descriptor (another platform's FileSystem)", () => {
+  it.effect("every batch, lone or contended, goes through FileSystem: no blocking call on a file, and every append lands", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const real = yield* FileSystem.FileSystem
+        // Node's files, with their descriptor hidden.
+        const fs = FileSystem.FileSystem.of({
+          ...real,
+          open: (path, options) =>
+            Effect.map(real.open(path, options), (file) =>
+              new Proxy(file, {
+                has: (target, key) => key !== "fd" && Reflect.has(target, key),
+                get: (target, key) => {
+                  if (key === "fd") return undefined
+                  const value: unknown = Reflect.get(target, key)
+                  return typeof value === "function" ? value.bind(target) : value
+                }
+              }))
+        })
+        const calls: Array<string> = []
+        const blocking = Object.fromEntries(
+          Object.entries(BlockingIo.node).map(([name, call]) => [name, (...args: Array<never>) => {
+            calls.push(name)
+            return (call as (...args: Array<never>) => unknown)(...args)
+          }])
+        ) as unknown as BlockingIo.Blocking
+        for (const journal of [false, true]) {
+          const id = journal ? "journaled" : "synced"
+          yield* Effect.scoped(Effect.gen(function*() {
+            const log = yield* Effect.map(
+              Layer.build(
+                SessionLogFile.layerFileSystem({ directory: `${directory}/${id}`, journal }).pipe(
+                  Layer.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, fs), Layer.succeed(BlockingIo.BlockingIo, blocking)))
+                )
+              ),
+              (context) => SessionLog.SessionLog.pipe(Effect.provide(context))
+            ).pipe(Effect.flatten)
+            // Lone batches (see `alone`), then a burst of contended ones.
+            for (let i = 0; i < 3; i++) yield* alone(log).append(session, "todo/write", todo(`one ${i}`))
+            yield* Effect.forEach([0, 1, 2], (i) => log.append(SessionId.decodeSync(`other-${i}`), "todo/write", todo("two")), {
+              concurrency: "unbounded"
+            })
+            assert.lengthOf(yield* Stream.runCollect(log.read(session)), 3)
+          }))
+          const verified = yield* SessionLogFile.verify({ directory: `${directory}/${id}` }, session, TodoEvents.invariants)
+          assert.deepInclude(verified, { events: 3, tornTailBytes: 0 })
+        }
+        // An lstat names a path, not a descriptor: it is made in place either way.
+        assert.include(calls, "lstat")
+        assert.deepStrictEqual(calls.filter((name) => name !== "lstat"), [], "no blocking call on a file that has no descriptor")
+      })
+    ))
+})
