@@ -10,6 +10,7 @@ import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { join } from "node:path"
+import { performance } from "node:perf_hooks"
 import { CheckedSessionLog } from "../../src/log/CheckedSessionLog.ts"
 import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
@@ -38,28 +39,35 @@ const runtime = ManagedRuntime.make(
 const round = Effect.gen(function*() {
   const log = yield* CheckedSessionLog
   const c0 = process.threadCpuUsage()
+  const e0 = performance.eventLoopUtilization()
   const t0 = process.hrtime.bigint()
   yield* Effect.forEach(ids, (id) =>
     Effect.gen(function*() {
       for (let i = 0; i < perSession; i++) yield* log.append(id, "todo/write", payload)
     }), { concurrency: "unbounded", discard: true })
   const c = process.threadCpuUsage(c0)
-  return { cpu: (c.user + c.system) / (sessions * perSession), wall: Number(process.hrtime.bigint() - t0) / 1000 / (sessions * perSession) }
+  const e = performance.eventLoopUtilization(e0)
+  const appends = sessions * perSession
+  return {
+    cpu: (c.user + c.system) / appends,
+    wall: Number(process.hrtime.bigint() - t0) / 1000 / appends,
+    idle: e.idle * 1000 / appends
+  }
 })
 try {
   await runtime.runPromise(Effect.flatMap(CheckedSessionLog, (log) => Effect.forEach(ids, (id) => log.append(id, "turn/start", {}), { concurrency: "unbounded" })))
-  const warm: Array<{ readonly cpu: number; readonly wall: number }> = []
+  const warm: Array<{ readonly cpu: number; readonly wall: number; readonly idle: number }> = []
   for (let r = 0; r < rounds; r++) {
     globalThis.gc?.()
     const measured = await runtime.runPromise(round)
-    console.log(`round ${r}: ${measured.cpu.toFixed(1)} µs CPU, ${measured.wall.toFixed(1)} µs wall per append`)
+    console.log(`round ${r}: ${measured.cpu.toFixed(1)} µs CPU, ${measured.wall.toFixed(1)} µs wall, ${measured.idle.toFixed(1)} µs idle per append`)
     if (r >= rounds / 3) warm.push(measured)
   }
   const median = (xs: Array<number>) => xs.sort((a, b) => a - b)[xs.length >> 1]!
   console.log(
     `median of the last ${warm.length} rounds: ${median(warm.map((m) => m.cpu)).toFixed(1)} µs CPU, ${
       median(warm.map((m) => m.wall)).toFixed(1)
-    } µs wall per append`
+    } µs wall, ${median(warm.map((m) => m.idle)).toFixed(1)} µs idle (the event loop waiting) per append`
   )
 } finally {
   await runtime.dispose()

@@ -6,6 +6,8 @@
  * journal holds `checkpointBytes`, a new one takes over (opened by the committer), and in the
  * background the session files the old one covers are fsynced and the old one is removed: no append
  * waits for that. (Batches handed to the committer while it opens the next journal wait for it.)
+ * When the log closes, batches handed over during the committer's last round are stored and
+ * answered after it, and later ones refused: none waits forever.
  *
  * A journal is written ahead with zeros (`JournalFile.firstAhead` when it is opened, then
  * `aheadChunk` more, by the committer, each time its records come within `aheadMargin` of the
@@ -210,6 +212,13 @@ export const make = Effect.fnUntraced(function*(
     return undefined
   }
 
+  /** Stores chunks together and answers each: resumes its fiber. */
+  const answer = (batch: ReadonlyArray<Chunk>) =>
+    Effect.flatMap(Effect.exit(writing(store(batch, options.io))), (exit) =>
+      Effect.sync(() => {
+        for (const chunk of batch) chunk.done(exit)
+      }))
+
   /**
    * One round of the committer: the batches that gathered, stored together and answered, then
    * upkeep if due. Uninterruptible: closing the log waits for a round in flight, whose callers wait
@@ -219,16 +228,15 @@ export const make = Effect.fnUntraced(function*(
     Effect.suspend(() => {
       const batch = items.filter((item): item is Chunk => item !== "upkeep")
       if (batch.length === 0) return upkeep
-      return Effect.flatMap(Effect.exit(writing(store(batch, options.io))), (exit) => {
-        for (const chunk of batch) chunk.done(exit)
-        return upkeep
-      })
+      return Effect.andThen(answer(batch), upkeep)
     }).pipe(Effect.uninterruptible)
 
   // The appending fiber waits for the round that stores its chunk: no Deferred, no effect to offer.
   const commit = (chunk: Omit<Chunk, "done">) =>
     Effect.callback<void, Error>((resume) => {
-      Queue.offerUnsafe(queue, { ...chunk, done: resume })
+      if (!Queue.offerUnsafe(queue, { ...chunk, done: resume })) {
+        resume(Effect.fail(new StorageFailure({ detail: `the journal in ${directory} is closed: the log was closed` })))
+      }
     })
 
   // On close, after every writer has synced its file, journals with nothing left to cover go.
@@ -237,6 +245,14 @@ export const make = Effect.fnUntraced(function*(
       generation.dirty.size === 0
         ? Effect.andThen(fs.remove(generation.path), RegularFile.syncDirectory(fs, directory)).pipe(Effect.ignore)
         : Effect.void, { discard: true })))
+  // Closing, once the committer has stopped (this runs after it is interrupted, before the above):
+  // chunks offered while its last round was in flight are stored and answered, and later ones
+  // refused, so that no append waits forever for a committer that is gone.
+  yield* Scope.addFinalizer(scope, Effect.flatMap(Queue.clear(queue), (left) => {
+    Queue.shutdownUnsafe(queue)
+    const batch = left.filter((item): item is Chunk => item !== "upkeep")
+    return batch.length === 0 ? Effect.void : answer(batch)
+  }))
   yield* Queue.takeAll(queue).pipe(Effect.flatMap(round), Effect.forever, Effect.forkIn(scope))
 
   return {

@@ -84,8 +84,9 @@ export const retire = (
 ): Effect.Effect<void> =>
   Effect.gen(function*() {
     // One at a time: all at once, they would fill the thread pool (4 threads), and the next journal's
-    // fsync, which every append waits for, would queue behind them.
-    yield* Effect.forEach([...journal.dirty], (f) => f.sync, { discard: true })
+    // fsync, which every append waits for, would queue behind them. A file released meanwhile (its
+    // writer closed) was synced by its writer and may be closed: it is skipped.
+    yield* Effect.forEach([...journal.dirty], (f) => journal.dirty.has(f) ? f.sync : Effect.void, { discard: true })
     journal.dirty.clear()
     yield* fs.remove(journal.path)
     removed()

@@ -207,6 +207,39 @@ describe("JournalCommitter", () => {
       assert.deepStrictEqual((yield* h.journal).records.map((r) => r.offset), [h.chunk(0).offset, h.chunk(1).offset])
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
+  it.effect("closing the committer while a round is in flight: chunks offered meanwhile are stored and answered, later ones refused", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
+      const session = yield* fs.open(join(directory, "s.jsonl"), { flag: "a+" })
+      const line = (n: number) => Format.encodeLines(Format.entryLine("t", n, 0, `{"n":${n}}`))
+      const chunk = (n: number) => ({ session: "s", file: session, offset: n * line(0).length, bytes: line(n) })
+      const gate = yield* Deferred.make<void>()
+      const pooled = BlockingIo.fromFileSystem(fs)
+      const scope = yield* Scope.make()
+      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
+        checkpointBytes: 4 * 1024 * 1024,
+        // The committer's syncs wait for the gate.
+        io: { ...BlockingIo.inPlace(BlockingIo.node, pooled), sync: (file, p) => Effect.andThen(Deferred.await(gate), pooled.sync(file, p)) }
+      })
+      const first = yield* Effect.forkChild(committer.commit(chunk(0)))
+      while (committer.idle()) yield* Effect.yieldNow
+      // Offered while the round storing the first is in flight; the log closes before the next round.
+      const second = yield* Effect.forkChild(committer.commit(chunk(1)))
+      yield* Effect.yieldNow
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(closing)
+      assert.isTrue(Exit.isSuccess(yield* Fiber.await(first)))
+      assert.isTrue(Exit.isSuccess(yield* Fiber.await(second)), "stored as the committer closed, not left waiting")
+      const [name] = yield* journalsIn(fs, directory)
+      const journal = Journal.parse(yield* fs.readFile(join(directory, name!)))!
+      assert.deepStrictEqual(journal.records.map((r) => r.offset), [chunk(0).offset, chunk(1).offset], "kept: it covers the session file")
+      const late = yield* Effect.flip(committer.commit(chunk(2)))
+      assert.include(late._tag === "StorageFailure" ? late.detail : "", "closed")
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
   it.effect("a batch whose journal write fails through the committer fails, is cut, and the committer goes on", () =>
     Effect.gen(function*() {
       const full = diskFullOnce()
@@ -237,7 +270,7 @@ describe("JournalCommitter", () => {
       assert.strictEqual((yield* journalsIn(real, directory)).length, 1, "the journal holds what the session file may not")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
-  it.effect("a retired journal's session files are synced one at a time, leaving the thread pool to the next journal's fsync", () =>
+  it.effect("a retired journal's session files are synced one at a time, leaving the thread pool to the next journal's fsync; a released one is skipped", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
@@ -245,21 +278,26 @@ describe("JournalCommitter", () => {
       let inFlight = 0
       let most = 0
       const synced: Array<number> = []
+      const files: Array<FileSystem.File> = []
       for (let i = 0; i < 6; i++) {
         const real = yield* fs.open(join(directory, `s${i}.jsonl`), { flag: "a+" })
         // A sync that takes a few turns of the scheduler: others started meanwhile would overlap it.
+        // While the first is synced, the writer of the fourth closes: it releases its file.
         const sync = Effect.gen(function*() {
           most = Math.max(most, ++inFlight)
+          if (i === 0) journal.dirty.delete(files[3]!)
           for (let turn = 0; turn < 3; turn++) yield* Effect.yieldNow
           yield* real.sync
           inFlight--
           synced.push(i)
         })
-        journal.dirty.add(Object.create(real, { sync: { get: () => sync } }))
+        // A released file may be closed: a sync of it fails.
+        files.push(Object.create(real, { sync: { get: () => i === 3 ? Effect.fail(systemError("EBADF", "sync", i)) : sync } }))
+        journal.dirty.add(files[i]!)
       }
       let removed = false
       yield* JournalFile.retire(fs, directory, journal, () => (removed = true))
-      assert.deepStrictEqual(synced, [0, 1, 2, 3, 4, 5])
+      assert.deepStrictEqual(synced, [0, 1, 2, 4, 5], "the released file is not synced again")
       assert.strictEqual(most, 1, "never two session files' syncs at once")
       assert.isTrue(removed)
       assert.isFalse(yield* fs.exists(journal.path))
