@@ -172,7 +172,8 @@ export const make = (
     // No batch is being stored for this session: this caller stores it, and whatever arrives
     // meanwhile after it. Uninterruptible: others wait on what it stores.
     // While another session's batch is being stored, this one is not alone: it goes through
-    // `append` at once, without waiting for the fibers ready to run.
+    // `append` at once, without waiting for the fibers ready to run (a hop that cost ~2.5 µs per
+    // append at 128 sessions). Appends to this session right behind it gather into its next batch.
     const alone = lanes.size === 0
     const mine: Lane = { waiting: [] }
     lanes.set(session, mine)
