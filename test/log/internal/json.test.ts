@@ -95,6 +95,9 @@ describe("Json.snapshot", () => {
     const cyclic: Record<string, unknown> = { list: [] }
     ;(cyclic.list as Array<unknown>).push({ back: cyclic })
     assert.strictEqual(problemOf(cyclic), "data.list[0].back: a cycle")
+    const loop: Array<unknown> = [1]
+    loop.push([loop])
+    assert.strictEqual(problemOf(loop), "data[1][0]: a cycle")
     let deep: unknown = "bottom"
     for (let i = 0; i < 100; i++) deep = i % 2 === 0 ? [deep] : { d: deep }
     assert.deepStrictEqual(copyOf(deep), deep)
