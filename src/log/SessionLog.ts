@@ -95,6 +95,11 @@ export interface Announcement {
   readonly seq: number
   /** The first seq of the batch committed, if the backend knows it. */
   readonly first?: number | undefined
+  /**
+   * The entries committed from `first` to `seq`, in seq order, if the backend read them as it heard
+   * of the commit: the core publishes them as they are, without reading the session again.
+   */
+  readonly entries?: ReadonlyArray<SessionEvent.Entry> | undefined
 }
 
 /**

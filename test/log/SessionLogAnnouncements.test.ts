@@ -57,7 +57,10 @@ const harness = Effect.gen(function*() {
     holdNextAppend: (gate: Deferred.Deferred<void>) => Effect.sync(() => (hold = gate)),
     /** Another process commits an event straight to the store, unannounced; answers its seq. */
     commit: (session: SessionId.SessionId) => store.append(session, [{ type: "remote", time: 0, data: null, json: "null" }]),
-    announce: (session: string, seq: number, first?: number) => Queue.offer(announcements, { session, seq, first }),
+    announce: (session: string, seq: number, first?: number, entries?: ReadonlyArray<SessionEvent.Entry>) =>
+      Queue.offer(announcements, { session, seq, first, entries }),
+    /** A session's entries in the store, from `fromSeq` on, read past the core. */
+    stored: (session: SessionId.SessionId, fromSeq: number) => Stream.runCollect(store.read(session, fromSeq)),
     endAnnouncements: (error: Error) => Queue.fail(announcements, error),
     /** The next entry the subscriber gets, as "session seq" (waits for it). */
     next: Effect.map(Queue.take(seen), label),
@@ -149,6 +152,41 @@ describe("SessionLog.make: other processes' commits, as announced", () => {
       // Announcements are read in order: once remote's is published, local's two were handled.
       assert.deepStrictEqual([yield* h.next, yield* h.next, yield* h.next], ["local 0", "local 1", "remote 0"])
       assert.deepStrictEqual(h.reads, ["remote@0"])
+    }))
+
+  it.effect("an announcement carrying its entries is published without a read of the store", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      yield* h.commit(remote)
+      yield* h.commit(remote)
+      yield* h.announce(remote, 1, 0, yield* h.stored(remote, 0))
+      assert.deepStrictEqual([yield* h.next, yield* h.next], ["remote 0", "remote 1"])
+      yield* h.commit(remote)
+      // Entries from before the last one published are fine: each entry is published once.
+      yield* h.announce(remote, 2, 0, yield* h.stored(remote, 0))
+      assert.strictEqual(yield* h.next, "remote 2")
+      assert.deepStrictEqual(yield* h.rest, [])
+      assert.deepStrictEqual(h.reads, [])
+    }))
+
+  it.effect("entries that don't run on, seq by seq, from the last one published to the announced seq are read instead", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      for (let i = 0; i < 5; i++) yield* h.commit(remote)
+      const all = yield* h.stored(remote, 0)
+      yield* h.announce(remote, 0, 0, all.slice(0, 1))
+      assert.strictEqual(yield* h.next, "remote 0")
+      // From seq 2, where 1 is the next to publish; up to 2, where 3 is announced; 2 and 4, with a gap.
+      yield* h.announce(remote, 2, 2, all.slice(2, 3))
+      yield* h.announce(remote, 3, 2, all.slice(2, 3))
+      yield* h.announce(remote, 4, 2, [all[2]!, all[4]!])
+      assert.deepStrictEqual(
+        [yield* h.next, yield* h.next, yield* h.next, yield* h.next],
+        ["remote 1", "remote 2", "remote 3", "remote 4"]
+      )
+      assert.deepStrictEqual(h.reads, ["remote@1", "remote@3", "remote@4"])
+      yield* h.announce(remote, 4, 0, [])
+      assert.deepStrictEqual(yield* h.rest, [])
     }))
 
   it.effect("an announcement that names no session id or no whole seq is ignored, without a warning", () =>

@@ -20,6 +20,7 @@ import type * as Path from "effect/Path"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as SessionEvent from "../SessionEvent.ts"
 import * as SessionId from "../SessionId.ts"
 import type * as SessionLog from "../SessionLog.ts"
 import * as Format from "./Format.ts"
@@ -53,44 +54,87 @@ interface Tracked {
 /** Probes start small (most lines are short) and grow for long lines, up to the longest line the log holds. */
 const probeBytes = 4 * 1024
 
-/** What a look at a file's tail found: its last complete line, no new one, or nothing certain yet. */
-type Tail = { readonly end: number; readonly seq: number } | "nothing new" | "look again"
+/**
+ * New bytes up to this many are read whole, and every line in them parsed: the announcement then
+ * carries the entries, and the core need not read the session again. Past it, only the last line
+ * is read, for its seq, and the core reads what it announces.
+ */
+const forwardBytes = 256 * 1024
 
-/** The last complete line of a file after `from` (a line boundary): its end and seq. */
-const lastLine = (fs: FileSystem.FileSystem, file: string, session: string, from: number, maxLineBytes: number) =>
-  Effect.scoped(Effect.gen(function*() {
-    // Never through a link, never a FIFO or device: the watch reads only what the log itself would.
-    const handle = yield* RegularFile.open(fs, file, "r")
-    const size = Number((yield* handle.stat).size)
-    // The last window holds a line as long as the log allows and the newline before it.
-    const widest = maxLineBytes + 1
-    for (let window = Math.min(probeBytes, widest); ; window = Math.min(window * 8, widest)) {
-      const start = Math.max(from, size - window)
-      if (start >= size) return "nothing new" satisfies Tail
-      const read = yield* handle.readAlloc(size - start, { position: BigInt(start) })
-      if (read._tag === "None") return "look again" satisfies Tail
-      const bytes = read.value
-      const newline = bytes.lastIndexOf(10)
-      if (newline === -1) {
-        if (start === from) return "nothing new" satisfies Tail // only a torn tail after the last line seen
-        if (window === widest) return "look again" satisfies Tail // a tail longer than any line: damage
-        continue
-      }
-      const previous = newline === 0 ? -1 : bytes.lastIndexOf(10, newline - 1)
-      // The line must begin inside the window, or at a line boundary already known.
-      if (previous === -1 && start !== from) {
-        if (window === widest) return "look again" satisfies Tail // a line longer than the log allows
-        continue
-      }
-      const lineStart = start + previous + 1
-      const scanner = Scanner.scanner(session, lineStart === 0 ? Scanner.start : { offset: lineStart, line: 0, seq: -1 })
-      const [, items] = scanner.step(scanner.initial(), bytes.subarray(previous + 1, newline + 1))
-      const item = items[0]
-      if (item?._tag === "Header") return { end: start + newline + 1, seq: -1 } satisfies Tail
-      if (item?._tag === "Entry") return { end: start + newline + 1, seq: item.entry.seq } satisfies Tail
-      return "look again" satisfies Tail // damage, or a read that raced a repair
+/**
+ * What a look at a file's tail found: its last complete line (with, read forward, every entry after
+ * the last line seen), no new one, or nothing certain yet.
+ */
+type Tail =
+  | { readonly end: number; readonly seq: number; readonly entries?: ReadonlyArray<SessionEvent.Entry> }
+  | "nothing new"
+  | "look again"
+
+/**
+ * The complete lines of an open file of `size` bytes after `from` (a line boundary, after the line
+ * of seq `seq`), each parsed and checked (seqs on from `seq`): their end, the last seq and the
+ * entries; `undefined` if they don't read as that (damage, a file that changed under the read):
+ * the last line alone then says where the file ends.
+ */
+const forward = Effect.fnUntraced(function*(
+  handle: FileSystem.File,
+  size: number,
+  session: string,
+  from: number,
+  seq: number,
+  maxLineBytes: number
+) {
+  const read = yield* handle.readAlloc(size - from, { position: BigInt(from) })
+  if (read._tag === "None") return undefined
+  const newline = read.value.lastIndexOf(10)
+  if (newline === -1) return undefined
+  const scanner = Scanner.scanner(session, from === 0 ? Scanner.start : { offset: from, line: 0, seq: seq + 1 }, maxLineBytes)
+  const [, items] = scanner.step(scanner.initial(), read.value.subarray(0, newline + 1))
+  const entries: Array<SessionEvent.Entry> = []
+  for (const item of items) {
+    if (item._tag === "Entry") entries.push(item.entry)
+    else if (item._tag !== "Header") return undefined
+  }
+  return { end: from + newline + 1, seq: entries.at(-1)?.seq ?? seq, entries } satisfies Tail
+})
+
+/** The last complete line of an open file of `size` bytes after `from` (a line boundary): its end and seq. */
+const lastLine = Effect.fnUntraced(function*(
+  handle: FileSystem.File,
+  size: number,
+  session: string,
+  from: number,
+  maxLineBytes: number
+) {
+  // The last window holds a line as long as the log allows and the newline before it.
+  const widest = maxLineBytes + 1
+  for (let window = Math.min(probeBytes, widest); ; window = Math.min(window * 8, widest)) {
+    const start = Math.max(from, size - window)
+    if (start >= size) return "nothing new" satisfies Tail
+    const read = yield* handle.readAlloc(size - start, { position: BigInt(start) })
+    if (read._tag === "None") return "look again" satisfies Tail
+    const bytes = read.value
+    const newline = bytes.lastIndexOf(10)
+    if (newline === -1) {
+      if (start === from) return "nothing new" satisfies Tail // only a torn tail after the last line seen
+      if (window === widest) return "look again" satisfies Tail // a tail longer than any line: damage
+      continue
     }
-  }))
+    const previous = newline === 0 ? -1 : bytes.lastIndexOf(10, newline - 1)
+    // The line must begin inside the window, or at a line boundary already known.
+    if (previous === -1 && start !== from) {
+      if (window === widest) return "look again" satisfies Tail // a line longer than the log allows
+      continue
+    }
+    const lineStart = start + previous + 1
+    const scanner = Scanner.scanner(session, lineStart === 0 ? Scanner.start : { offset: lineStart, line: 0, seq: -1 })
+    const [, items] = scanner.step(scanner.initial(), bytes.subarray(previous + 1, newline + 1))
+    const item = items[0]
+    if (item?._tag === "Header") return { end: start + newline + 1, seq: -1 } satisfies Tail
+    if (item?._tag === "Entry") return { end: start + newline + 1, seq: item.entry.seq } satisfies Tail
+    return "look again" satisfies Tail // damage, or a read that raced a repair
+  }
+})
 
 /**
  * Starts watching `directory` and answers the announcements, from now on, of commits made by others
@@ -126,29 +170,42 @@ export const make = Effect.fnUntraced(function*(
     Effect.gen(function*() {
       if (options.owned(session)) return []
       const file = path.join(directory, Format.fileName(session))
-      const info = yield* fs.lstat(file)
-      if (info.type !== "File") return []
-      const size = Number(info.size)
-      const mtime = info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0
-      let known = tracked.get(session)
-      if (known === undefined || size < known.offset) {
-        // New since the watch began (every line of it is news), or replaced by a shorter file.
-        known = { offset: 0, seq: -1, size: -1, mtime: -1, first: known?.first ?? -1 }
-        tracked.set(session, known)
+      const mtimeOf = (info: FileSystem.File.Info) => info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0
+      if (look === "poll") {
+        // A file whose size and mtime are as last seen is not opened.
+        const info = yield* fs.lstat(file)
+        const seen = tracked.get(session)
+        if (info.type !== "File" || (seen !== undefined && Number(info.size) === seen.size && mtimeOf(info) === seen.mtime)) return []
       }
-      if (look === "poll" && size === known.size && mtime === known.mtime) return []
-      known.size = size
-      known.mtime = mtime
-      const last = yield* lastLine(fs, file, session, known.offset, options.maxLineBytes)
-      if (last === "look again") known.size = -1 // even if nothing changes before the next poll
-      if (typeof last === "string") return []
-      const before = known.seq
-      known.offset = last.end
-      known.seq = last.seq
-      if (look === "first" || last.seq <= before) return []
-      if (known.first < 0) known.first = before + 1
-      // The first new seq too: the core reads from the last seq it published, or else from that one.
-      return [{ session, seq: last.seq, first: before + 1 }]
+      return yield* Effect.scoped(Effect.gen(function*() {
+        // Never through a link, never a FIFO or device: the watch reads only what the log itself would.
+        const handle = yield* RegularFile.open(fs, file, "r")
+        const info = yield* handle.stat
+        const size = Number(info.size)
+        let known = tracked.get(session)
+        if (known === undefined || size < known.offset) {
+          // New since the watch began (every line of it is news), or replaced by a shorter file.
+          known = { offset: 0, seq: -1, size: -1, mtime: -1, first: known?.first ?? -1 }
+          tracked.set(session, known)
+        }
+        known.size = size
+        known.mtime = mtimeOf(info)
+        const before = known.seq
+        // The first look only learns where the file ends; later ones read what is new, whole if it is short.
+        const read = look !== "first" && size > known.offset && size - known.offset <= forwardBytes
+          ? yield* forward(handle, size, session, known.offset, before, options.maxLineBytes)
+          : undefined
+        const last: Tail = read ?? (yield* lastLine(handle, size, session, known.offset, options.maxLineBytes))
+        if (last === "look again") known.size = -1 // even if nothing changes before the next poll
+        if (typeof last === "string") return []
+        known.offset = last.end
+        known.seq = last.seq
+        if (look === "first" || last.seq <= before) return []
+        if (known.first < 0) known.first = before + 1
+        // The first new seq too: the core reads from the last seq it published, or else from that one;
+        // with the entries, when they were read, it reads nothing.
+        return [{ session, seq: last.seq, first: before + 1, ...(last.entries === undefined ? {} : { entries: last.entries }) }]
+      }))
     }).pipe(
       Effect.catch((error) =>
         error._tag === "PlatformError" && error.reason._tag === "NotFound"

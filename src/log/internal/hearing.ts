@@ -17,6 +17,14 @@ import type { Backend, Failure } from "../SessionLog.ts"
 import type { SessionLogError } from "../SessionLogError.ts"
 import { toError } from "./storageFailure.ts"
 
+/** Whether `entries` run on, seq by seq, from at most `from` to exactly `seq`. */
+const covers = (entries: ReadonlyArray<SessionEvent.Entry>, from: number, seq: number): boolean => {
+  const start = entries[0]?.seq
+  if (start === undefined || start > from || entries.at(-1)!.seq !== seq) return false
+  for (let i = 1; i < entries.length; i++) if (entries[i]!.seq !== start + i) return false
+  return true
+}
+
 /**
  * Publication over `pubsub`, and `hearing`, which each subscriber acquires in its scope before it
  * subscribes (nothing when the backend announces nothing). Announcements run in `scope`, with
@@ -52,9 +60,19 @@ export const make = (options: {
    * whose announcement was missed come too), or, for a session with none since hearing began, from
    * the first seq of the batch announced (or the last, if the backend doesn't say).
    */
-  const announced = (session: SessionId.SessionId, seq: number, first: number | undefined) => {
+  const announced = (
+    session: SessionId.SessionId,
+    seq: number,
+    first: number | undefined,
+    entries: ReadonlyArray<SessionEvent.Entry> | undefined
+  ) => {
     const from = (published.get(session) ?? (first ?? seq) - 1) + 1
     if (from > seq) return Effect.void
+    // The entries the backend read as it heard of the commit, if they run on, seq by seq, from one
+    // it has published (or from `from`) to `seq`: nothing to read.
+    if (entries !== undefined && covers(entries, from, seq)) {
+      return Effect.sync(() => publish(session, entries))
+    }
     return options.read(session, from).pipe(
       Stream.takeWhile((entry) => entry.seq <= seq),
       Stream.runCollect,
@@ -86,9 +104,9 @@ export const make = (options: {
     if (stream === undefined) return
     heard = own
     yield* stream.pipe(
-      Stream.runForEach(({ first, seq, session }) =>
+      Stream.runForEach(({ entries, first, seq, session }) =>
         SessionId.is(session) && Number.isInteger(seq) && valid(first)
-          ? announced(session, seq, first).pipe(
+          ? announced(session, seq, first, entries).pipe(
             Effect.catch((error) => Effect.logWarning(`SessionLog: can't read a commit another process announced: ${error.message}`))
           )
           : Effect.void

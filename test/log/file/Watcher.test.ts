@@ -7,10 +7,12 @@ import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { appendFileSync } from "node:fs"
-import { Effect, FileSystem, Layer, Option, PlatformError, Schedule, Stream } from "effect"
+import { Effect, FileSystem, Layer, Option, Path, PlatformError, Schedule, Stream } from "effect"
 import { CheckedSessionLog } from "../../../src/log/CheckedSessionLog.ts"
 import * as Format from "../../../src/log/file/Format.ts"
+import * as Scanner from "../../../src/log/file/Scanner.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import * as Watcher from "../../../src/log/file/Watcher.ts"
 import type * as SessionEvent from "../../../src/log/SessionEvent.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
@@ -164,4 +166,70 @@ describe("SessionLogFile watch", () => {
       }).pipe(Effect.provide(watchingLog(directory).pipe(Layer.provide(unwatchable))))
       assert.strictEqual(asked, 1, "the watch was tried, and failed")
     }).pipe(Effect.provide(NodeServices.layer)), 60_000)
+})
+
+describe("Watcher: what an announcement carries", () => {
+  it.live("a short commit's entries, read as the watch heard of it; past what is read whole, the last seq alone", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-watch-" })
+      const file = `${directory}/${Format.fileName("s")}`
+      appendFileSync(file, Format.headerLine("s", 1))
+      appendFileSync(file, Format.entryLine("note", 0, 1, "{}"))
+      const announcements = yield* Watcher.make(fs, yield* Path.Path, directory, {
+        maxLineBytes: Scanner.defaultMaxLineBytes,
+        owned: () => false,
+        pollInterval: "50 millis"
+      })
+      const heard: Array<Watcher.Announcement> = []
+      yield* Effect.forkScoped(Stream.runForEach(announcements, (announcement) => Effect.sync(() => heard.push(announcement))))
+      const until = (seq: number) =>
+        Effect.suspend(() => heard.some((a) => a.seq === seq) ? Effect.void : Effect.fail("not yet")).pipe(
+          Effect.retry(Schedule.spaced("20 millis"))
+        )
+      // Two entries in one write, as a batch is.
+      appendFileSync(file, Format.entryLine("note", 1, 2, `{"n":1}`) + Format.entryLine("note", 2, 3, `{"n":2}`))
+      yield* until(2)
+      const short = heard.find((a) => a.seq === 2)!
+      assert.strictEqual(short.first, 1)
+      assert.deepStrictEqual(short.entries?.map((e) => [e.seq, e.time, e.data]), [[1, 2, { n: 1 }], [2, 3, { n: 2 }]])
+      // Longer than what is read whole: only its last line is read, and the core reads the rest.
+      const long = "x".repeat(300 * 1024)
+      appendFileSync(file, Format.entryLine("note", 3, 4, JSON.stringify({ long })) + Format.entryLine("note", 4, 5, "{}"))
+      yield* until(4)
+      const past = heard.filter((a) => a.seq === 4)
+      assert.isNotEmpty(past)
+      for (const announcement of past) {
+        assert.isUndefined(announcement.entries)
+        assert.strictEqual(announcement.first, 3)
+      }
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)), 30_000)
+
+  it.live("a session file replaced by a longer one: what follows the last line seen doesn't read on, and the new file's end is announced", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-watch-" })
+      const file = `${directory}/${Format.fileName("s")}`
+      appendFileSync(file, Format.headerLine("s", 1) + Format.entryLine("note", 0, 1, `{"n":0}`))
+      const announcements = yield* Watcher.make(fs, yield* Path.Path, directory, {
+        maxLineBytes: Scanner.defaultMaxLineBytes,
+        owned: () => false,
+        pollInterval: "50 millis"
+      })
+      const heard: Array<Watcher.Announcement> = []
+      yield* Effect.forkScoped(Stream.runForEach(announcements, (announcement) => Effect.sync(() => heard.push(announcement))))
+      // Another file, with longer lines, moved over it: the end of the line seen is inside its second line.
+      const other = `${directory}/other.tmp`
+      appendFileSync(
+        other,
+        Format.headerLine("s", 1) + [0, 1, 2].map((n) => Format.entryLine("note", n, 1, JSON.stringify({ n, pad: "y".repeat(40) }))).join("")
+      )
+      yield* fs.rename(other, file)
+      yield* Effect.suspend(() => heard.some((a) => a.seq === 2) ? Effect.void : Effect.fail("not yet")).pipe(
+        Effect.retry(Schedule.spaced("20 millis")),
+        Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail("the new file's end was never announced") })
+      )
+      // Its end, found from its last line; none of it read as entries after the old line.
+      for (const announcement of heard) assert.isUndefined(announcement.entries)
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)), 30_000)
 })
