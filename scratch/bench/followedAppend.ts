@@ -1,10 +1,10 @@
 /**
- * A probe, not a benchmark with a goal: one agent's lone appends (one every 2 ms, as an agent's come
+ * A probe, not a benchmark with a goal: one agent's lone appends (one every 2 ms by default, as an agent's come
  * apart) through `SessionLogFile` on this disk, their p50 latency alone and while another process
  * follows the session (a log with `watch: true`, subscribed, as `todo-write follow` and the web view
  * are), four rounds each in turn; and the follower's CPU per append, per thread, from
  * `/proc/<pid>/task` (Linux). Run with `npx node scratch/bench/followedAppend.ts [journal|file]
- * [appends per round]`.
+ * [appends per round] [milliseconds between appends, default 2]`.
  */
 import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime, Stream } from "effect"
@@ -29,6 +29,7 @@ if (process.argv[2] === "follower") {
 } else {
   const journal = process.argv[2] !== "file"
   const perRound = Number(process.argv[3] ?? 200)
+  const spacing = Number(process.argv[4] ?? 2)
   const root = mkdtempSync(join(process.cwd(), ".followed-"))
   const runtime = ManagedRuntime.make(SessionLogFile.layerFileSystem({ directory: root, journal }).pipe(Layer.provide(NodeServices.layer)))
   const p50 = (count: number) =>
@@ -36,7 +37,7 @@ if (process.argv[2] === "follower") {
       Effect.gen(function*() {
         const times: Array<number> = []
         for (let i = 0; i < count; i++) {
-          yield* Effect.sleep("2 millis")
+          yield* Effect.sleep(`${spacing} millis`)
           const t0 = process.hrtime.bigint()
           yield* log.append(id, "todo/write", payload)
           times.push(Number(process.hrtime.bigint() - t0) / 1000)

@@ -70,14 +70,19 @@ const noFollowUnsupported = (error: PlatformError.PlatformError) =>
   error.reason._tag === "BadArgument" && (error.reason.description ?? "").includes("noFollow")
 
 /**
- * Opens the regular file at `path` for the scope, never through a link. With a flag that creates
- * (`w`, `a`, `wx`…), a missing file is created; a dangling link is refused, not followed.
+ * Opens the regular file at `path` for the scope, never through a link, with what it was when
+ * opened (its `stat`). With a flag that creates (`w`, `a`, `wx`…), a missing file is created; a
+ * dangling link is refused, not followed.
  */
-export const open = (
+export const opened = (
   fs: FileSystem.FileSystem,
   path: string,
   flag: FileSystem.OpenFlag
-): Effect.Effect<FileSystem.File, UnsafePath | PlatformError.PlatformError, Scope.Scope> =>
+): Effect.Effect<
+  { readonly file: FileSystem.File; readonly info: FileSystem.File.Info },
+  UnsafePath | PlatformError.PlatformError,
+  Scope.Scope
+> =>
   Effect.gen(function*() {
     const found = yield* exists(fs, path)
     if (!found && (flag === "r" || flag === "r+")) {
@@ -95,8 +100,16 @@ export const open = (
     )
     const info = yield* file.stat
     if (info.type !== "File") return yield* Effect.fail(unsafe(path, info.type))
-    return file
+    return { file, info }
   })
+
+/** The same, answering the file alone. */
+export const open = (
+  fs: FileSystem.FileSystem,
+  path: string,
+  flag: FileSystem.OpenFlag
+): Effect.Effect<FileSystem.File, UnsafePath | PlatformError.PlatformError, Scope.Scope> =>
+  Effect.map(opened(fs, path, flag), ({ file }) => file)
 
 /** Reads at most `limit` bytes of the regular file at `path`, from its start. */
 export const read = (

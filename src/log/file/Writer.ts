@@ -55,8 +55,7 @@ export const open = Effect.fnUntraced(function*(
 ) {
   const { end } = yield* Tail.prepare(fs, directory, path, session, maxLineBytes)
   // Readable too: `Blocking.stillAt` reads the last byte back.
-  const file = yield* RegularFile.open(fs, path, "a+")
-  const opened = yield* file.stat
+  const { file, info: opened } = yield* RegularFile.opened(fs, path, "a+")
   return { path, file, lock, opened, end, lost: undefined } satisfies Writer
 })
 

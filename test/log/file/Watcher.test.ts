@@ -18,6 +18,9 @@ import * as SessionId from "../../../src/log/SessionId.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
 import { appender } from "../../support/Executables.ts"
 
+/** A session file's header line, as text to write before its entries. */
+const header = (session: string) => new TextDecoder().decode(Format.headerLine(session, 1))
+
 /** Runs the appender child to completion: `count` appends spread over `sessions`. */
 const runAppender = (directory: string, sessions: ReadonlyArray<string>, count: number) =>
   Effect.promise(() =>
@@ -210,7 +213,7 @@ describe("Watcher: what an announcement carries", () => {
       const fs = yield* FileSystem.FileSystem
       const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-watch-" })
       const file = `${directory}/${Format.fileName("s")}`
-      appendFileSync(file, Format.headerLine("s", 1) + Format.entryLine("note", 0, 1, `{"n":0}`))
+      appendFileSync(file, header("s") + Format.entryLine("note", 0, 1, `{"n":0}`))
       const announcements = yield* Watcher.make(fs, yield* Path.Path, directory, {
         maxLineBytes: Scanner.defaultMaxLineBytes,
         owned: () => false,
@@ -222,7 +225,7 @@ describe("Watcher: what an announcement carries", () => {
       const other = `${directory}/other.tmp`
       appendFileSync(
         other,
-        Format.headerLine("s", 1) + [0, 1, 2].map((n) => Format.entryLine("note", n, 1, JSON.stringify({ n, pad: "y".repeat(40) }))).join("")
+        header("s") + [0, 1, 2].map((n) => Format.entryLine("note", n, 1, JSON.stringify({ n, pad: "y".repeat(40) }))).join("")
       )
       yield* fs.rename(other, file)
       yield* Effect.suspend(() => heard.some((a) => a.seq === 2) ? Effect.void : Effect.fail("not yet")).pipe(
@@ -232,4 +235,139 @@ describe("Watcher: what an announcement carries", () => {
       // Its end, found from its last line; none of it read as entries after the old line.
       for (const announcement of heard) assert.isUndefined(announcement.entries)
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)), 30_000)
+})
+
+/**
+ * The real file system, counting, per path, what the watch asks of it: opens, and stats (of a path,
+ * or of an open file), and how many files are open now.
+ */
+const counting = (real: FileSystem.FileSystem) => {
+  const asked = new Map<string, { opens: number; stats: number }>()
+  const count = (path: string, what: "opens" | "stats") => {
+    const calls = asked.get(path) ?? { opens: 0, stats: 0 }
+    calls[what]++
+    asked.set(path, calls)
+  }
+  let openNow = 0
+  const fs = FileSystem.FileSystem.of({
+    ...real,
+    lstat: (path) => Effect.andThen(Effect.sync(() => count(path, "stats")), real.lstat(path)),
+    stat: (path) => Effect.andThen(Effect.sync(() => count(path, "stats")), real.stat(path)),
+    open: (path, options) =>
+      Effect.gen(function*() {
+        const file = yield* real.open(path, options)
+        count(path, "opens")
+        yield* Effect.acquireRelease(Effect.sync(() => openNow++), () => Effect.sync(() => openNow--))
+        return new Proxy(file, {
+          get: (target, key) => {
+            if (key === "stat") return Effect.andThen(Effect.sync(() => count(path, "stats")), target.stat)
+            const value: unknown = Reflect.get(target, key)
+            return typeof value === "function" ? value.bind(target) : value
+          }
+        })
+      })
+  })
+  return {
+    fs,
+    asked: (path: string) => ({ ...(asked.get(path) ?? { opens: 0, stats: 0 }) }),
+    paths: () => [...asked.keys()],
+    openNow: () => openNow
+  }
+}
+
+describe("Watcher: files kept open", () => {
+  it.live("a file that keeps changing is read through a handle kept open, with no open or stat per change; at most `keptFiles` stay open", () =>
+    Effect.gen(function*() {
+      const real = yield* FileSystem.FileSystem
+      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-watch-" })
+      const fileOf = (session: string) => `${directory}/${Format.fileName(session)}`
+      for (const session of ["a", "b", "c"]) appendFileSync(fileOf(session), header(session) + Format.entryLine("note", 0, 1, "{}"))
+      const { asked, fs, openNow, paths } = counting(real)
+      const announcements = yield* Watcher.make(fs, yield* Path.Path, directory, {
+        maxLineBytes: Scanner.defaultMaxLineBytes,
+        owned: () => false,
+        // No poll during the test: what is read, the watch's changes read.
+        pollInterval: "1 hour",
+        keptFiles: 2
+      })
+      const heard: Array<Watcher.Announcement> = []
+      yield* Effect.forkScoped(Stream.runForEach(announcements, (announcement) => Effect.sync(() => heard.push(announcement))))
+      const commit = (session: string, seq: number) =>
+        Effect.gen(function*() {
+          appendFileSync(fileOf(session), Format.entryLine("note", seq, 1, JSON.stringify({ seq })))
+          yield* Effect.suspend(() => heard.some((a) => a.session === session && a.seq === seq) ? Effect.void : Effect.fail("not yet")).pipe(
+            Effect.retry(Schedule.spaced("10 millis")),
+            Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail(`${session}'s seq ${seq} was never announced`) })
+          )
+        })
+      yield* commit("a", 1)
+      const afterFirst = asked(fileOf("a"))
+      assert.strictEqual(afterFirst.opens, 2, "opened for the first look, then kept open at the first change")
+      for (let seq = 2; seq <= 6; seq++) yield* commit("a", seq)
+      assert.deepStrictEqual(asked(fileOf("a")), afterFirst, "five more changes: no open, no stat")
+      assert.deepStrictEqual(
+        heard.filter((a) => a.session === "a").map((a) => [a.first, a.seq, a.entries?.map((e) => e.data)]),
+        [1, 2, 3, 4, 5, 6].map((seq) => [seq, seq, [{ seq }]]),
+        "each change announced once, with its entry"
+      )
+      yield* commit("b", 1)
+      yield* commit("c", 1)
+      assert.strictEqual(openNow(), 2, "b and c kept open, a closed to make room")
+      // Files beside the sessions' change at every commit too (a journal, locks): the watch looks at none.
+      appendFileSync(`${directory}/journal.wal`, "x")
+      appendFileSync(`${directory}/a.lock`, "x")
+      yield* commit("a", 7)
+      assert.strictEqual(asked(fileOf("a")).opens, afterFirst.opens + 1, "a opened again")
+      assert.strictEqual(openNow(), 2)
+      assert.sameMembers(paths(), ["a", "b", "c"].map(fileOf), "only session files were looked at")
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)), 30_000)
+
+  for (const watched of [true, false]) {
+    it.live(`a file kept open, then replaced: what is committed to the new file is announced (${watched ? "the watch's rename" : "the poll, without a watch"})`, () =>
+      Effect.gen(function*() {
+        const real = yield* FileSystem.FileSystem
+        const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-watch-" })
+        const { fs, openNow } = counting(real)
+        const file = `${directory}/${Format.fileName("s")}`
+        const lines = (to: number) =>
+          header("s") + Array.from({ length: to + 1 }, (_, seq) => Format.entryLine("note", seq, 1, JSON.stringify({ seq }))).join("")
+        appendFileSync(file, lines(0))
+        const make = Watcher.make(fs, yield* Path.Path, directory, {
+          maxLineBytes: Scanner.defaultMaxLineBytes,
+          owned: () => false,
+          pollInterval: watched ? "1 hour" : "50 millis",
+          fallbackPollInterval: "50 millis"
+        })
+        const unwatchable = Layer.succeed(FileSystem.WatchBackend, {
+          register: (path) =>
+            Option.some(Stream.fail(PlatformError.systemError({ _tag: "Unknown", module: "FileSystem", method: "watch", pathOrDescriptor: path })))
+        })
+        const announcements = yield* (watched ? make : Effect.provide(make, unwatchable))
+        const heard: Array<Watcher.Announcement> = []
+        yield* Effect.forkScoped(Stream.runForEach(announcements, (announcement) => Effect.sync(() => heard.push(announcement))))
+        const until = (seq: number) =>
+          Effect.suspend(() => heard.some((a) => a.seq === seq) ? Effect.void : Effect.fail("not yet")).pipe(
+            Effect.retry(Schedule.spaced("10 millis")),
+            Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail(`seq ${seq} was never announced`) })
+          )
+        appendFileSync(file, Format.entryLine("note", 1, 1, JSON.stringify({ seq: 1 })))
+        yield* until(1) // read, and kept open
+        // A copy with one more line moved over it (as a compaction would), then a commit to the copy.
+        const copy = `${directory}/copy.tmp`
+        appendFileSync(copy, lines(2))
+        yield* fs.rename(copy, file)
+        yield* until(2)
+        appendFileSync(file, Format.entryLine("note", 3, 1, JSON.stringify({ seq: 3 })))
+        yield* until(3)
+        const last = heard.find((a) => a.seq === 3)!
+        assert.deepStrictEqual(last.entries?.map((e) => e.data), [{ seq: 3 }], "read from the new file, after its last line seen")
+        // Removed: the handle kept open is let go.
+        assert.strictEqual(openNow(), 1)
+        yield* fs.remove(file)
+        yield* Effect.suspend(() => openNow() === 0 ? Effect.void : Effect.fail("still open")).pipe(
+          Effect.retry(Schedule.spaced("10 millis")),
+          Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail("the removed file was never let go") })
+        )
+      }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)), 30_000)
+  }
 })
