@@ -3,6 +3,7 @@ import { NodeServices } from "@effect/platform-node"
 import { Effect, FileSystem, Layer, PlatformError, Result, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
+import * as Journal from "../../../src/log/file/Journal.ts"
 import * as SessionFile from "../../../src/log/file/Format.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as Writers from "../../../src/log/file/Writers.ts"
@@ -428,32 +429,67 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
   })
 }
 
+/** Node's FileSystem, but the files opened at paths `hidden` names have their descriptor hidden. */
+const withoutDescriptors = (real: FileSystem.FileSystem, hidden: (path: string) => boolean) =>
+  FileSystem.FileSystem.of({
+    ...real,
+    open: (path, options) =>
+      Effect.map(real.open(path, options), (file) =>
+        !hidden(path) ? file : new Proxy(file, {
+          has: (target, key) => key !== "fd" && Reflect.has(target, key),
+          get: (target, key) => {
+            if (key === "fd") return undefined
+            const value: unknown = Reflect.get(target, key)
+            return typeof value === "function" ? value.bind(target) : value
+          }
+        }))
+  })
+
+/** Node's blocking calls, each recorded by name (`calls`). */
+const recordingBlocking = () => {
+  const calls: Array<string> = []
+  const blocking = Object.fromEntries(
+    Object.entries(BlockingIo.node).map(([name, call]) => [name, (...args: Array<never>) => {
+      calls.push(name)
+      return (call as (...args: Array<never>) => unknown)(...args)
+    }])
+  ) as unknown as BlockingIo.Blocking
+  return { blocking, calls }
+}
+
 describe("Writer: files without a descriptor (another platform's FileSystem)", () => {
+  it.effect("a journal without one, beside session files with one: lone batches go through its committer, and every one lands", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        // A lone batch would write and sync the journal itself; with no descriptor it can't, and a
+        // committer asked to commit it so would refuse it.
+        const fs = withoutDescriptors(yield* FileSystem.FileSystem, (path) => path.endsWith(Journal.extension))
+        const { blocking, calls } = recordingBlocking()
+        yield* Effect.scoped(Effect.gen(function*() {
+          const log = yield* Effect.map(
+            Layer.build(
+              SessionLogFile.layerFileSystem({ directory, journal: true }).pipe(
+                Layer.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, fs), Layer.succeed(BlockingIo.BlockingIo, blocking)))
+              )
+            ),
+            (context) => SessionLog.SessionLog.pipe(Effect.provide(context))
+          ).pipe(Effect.flatten)
+          for (let i = 0; i < 3; i++) yield* alone(log).append(session, "todo/write", todo(`one ${i}`))
+          assert.lengthOf(yield* Stream.runCollect(log.read(session)), 3)
+        }))
+        const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
+        assert.deepInclude(verified, { events: 3, tornTailBytes: 0 })
+        // The session file's own calls were blocking ones (its write, at least); none synced a file.
+        assert.include(calls, "write")
+        assert.deepStrictEqual(calls.filter((name) => name === "sync" || name === "datasync"), [], "the journal was synced by its committer")
+      })
+    ))
+
   it.effect("every batch, lone or contended, goes through FileSystem: no blocking call on a file, and every append lands", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
-        const real = yield* FileSystem.FileSystem
-        // Node's files, with their descriptor hidden.
-        const fs = FileSystem.FileSystem.of({
-          ...real,
-          open: (path, options) =>
-            Effect.map(real.open(path, options), (file) =>
-              new Proxy(file, {
-                has: (target, key) => key !== "fd" && Reflect.has(target, key),
-                get: (target, key) => {
-                  if (key === "fd") return undefined
-                  const value: unknown = Reflect.get(target, key)
-                  return typeof value === "function" ? value.bind(target) : value
-                }
-              }))
-        })
-        const calls: Array<string> = []
-        const blocking = Object.fromEntries(
-          Object.entries(BlockingIo.node).map(([name, call]) => [name, (...args: Array<never>) => {
-            calls.push(name)
-            return (call as (...args: Array<never>) => unknown)(...args)
-          }])
-        ) as unknown as BlockingIo.Blocking
+        const fs = withoutDescriptors(yield* FileSystem.FileSystem, () => true)
+        const { blocking, calls } = recordingBlocking()
         for (const journal of [false, true]) {
           const id = journal ? "journaled" : "synced"
           yield* Effect.scoped(Effect.gen(function*() {
