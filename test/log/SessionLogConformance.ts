@@ -3,7 +3,7 @@
  * factory that builds a fresh, empty backend for every test.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option, Stream } from "effect"
+import { Effect, Exit, Fiber, Layer, Option, Scheduler, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionInvariant from "../../src/log/SessionInvariant.ts"
@@ -216,6 +216,29 @@ export const conformance = (name: string, backend: () => Layer.Layer<SessionLog.
           }
         })
       ))
+
+    it.live("an append interrupted wherever its fiber yields leaves the session appendable, its seqs contiguous", () =>
+      run((log) =>
+        Effect.gen(function*() {
+          const s = id("interrupted")
+          // A small op budget makes the appending fiber yield at every few steps: interrupted at each
+          // of them in turn, including between its taking the lead of the session and its storing.
+          for (let ops = 2; ops <= 24; ops++) {
+            for (let yields = 0; yields <= 3; yields++) {
+              const fiber = yield* Effect.forkChild(
+                log.append(s, "n", { ops, yields }).pipe(Effect.provideService(Scheduler.MaxOpsBeforeYield, ops))
+              )
+              for (let i = 0; i < yields; i++) yield* Effect.yieldNow
+              yield* Fiber.interrupt(fiber)
+              const next = yield* Effect.exit(log.append(s, "n", { after: [ops, yields] }).pipe(Effect.timeout("5 seconds")))
+              assert.isTrue(Exit.isSuccess(next), `an append after one interrupted (ops ${ops}, ${yields} yields) was answered`)
+            }
+          }
+          const entries = yield* readAll(log, s)
+          assert.deepStrictEqual(entries.map((e) => e.seq), entries.map((_, i) => i))
+          assert.isAtLeast(entries.length, 23 * 4, "every append made after an interrupted one was stored")
+        })
+      ), 60_000)
 
     it.effect("subscribers see every entry committed after they subscribe", () =>
       run((log) =>

@@ -13,7 +13,7 @@ import type * as Scope from "effect/Scope"
 import * as SessionEvent from "../SessionEvent.ts"
 import type * as SessionId from "../SessionId.ts"
 import type { Backend, Failure, Prepared } from "../SessionLog.ts"
-import type { SessionLogError } from "../SessionLogError.ts"
+import { type SessionLogError, StorageFailure } from "../SessionLogError.ts"
 import { toError } from "./storageFailure.ts"
 
 interface Waiting {
@@ -91,6 +91,17 @@ export const make = (
     return Exit.succeed(entries)
   }
 
+  /**
+   * A batch handed to a fiber that never ran it (the log closed first: a closed scope gets an
+   * unstarted fiber, and closing interrupts one not yet started): its appends, and those gathered
+   * behind it, fail, and the session is free. No append waits forever.
+   */
+  const abandoned = (session: SessionId.SessionId, lane: Lane, batch: ReadonlyArray<Waiting>) => {
+    if (lanes.get(session) === lane) lanes.delete(session)
+    const failed = Exit.fail(toError("append", session)(new StorageFailure({ detail: "the log was closed before this append was stored" })))
+    for (const waiting of [...batch, ...lane.waiting]) if (waiting.done !== undefined) Deferred.doneUnsafe(waiting.done, failed)
+  }
+
   /** After a batch: what gathered meanwhile goes to a fiber of its own, or the session is free. */
   const handOff = <A>(session: SessionId.SessionId, lane: Lane, result: A): Effect.Effect<A> => {
     const next = lane.waiting
@@ -99,7 +110,13 @@ export const make = (
       lanes.delete(session)
       return Effect.succeed(result)
     }
-    return Effect.as(Effect.forkIn(Effect.uninterruptible(lead(session, lane, next)), scope), result)
+    // Uninterruptible from its start: once it runs, `guarded` answers every append it holds.
+    return Effect.map(Effect.forkIn(lead(session, lane, next), scope, { uninterruptible: true }), (fiber) => {
+      fiber.addObserver((exit) => {
+        if (Exit.isFailure(exit)) abandoned(session, lane, next)
+      })
+      return result
+    })
   }
 
   /**
@@ -162,18 +179,20 @@ export const make = (
     }).pipe(guarded(session, lane, () => batch))
   }
 
-  return (session: SessionId.SessionId, prepared: Prepared): Effect.Effect<SessionEvent.Entry, SessionLogError> => {
-    const lane = lanes.get(session)
-    if (lane !== undefined) {
-      const done = Deferred.makeUnsafe<SessionEvent.Entry, SessionLogError>()
-      lane.waiting.push({ prepared, done })
-      return Deferred.await(done)
-    }
-    // No batch is being stored for this session: this caller stores it, and whatever arrives
-    // meanwhile after it. Uninterruptible: others wait on what it stores.
-    // While another session's batch is being stored, this one is not alone: it goes through
-    // `append` at once, without waiting for the fibers ready to run (a hop that cost ~2.5 µs per
-    // append at 128 sessions). Appends to this session right behind it gather into its next batch.
+  /** Joins the batch gathering behind the one in flight, and waits for its answer. */
+  const wait = (lane: Lane, prepared: Prepared) => {
+    const done = Deferred.makeUnsafe<SessionEvent.Entry, SessionLogError>()
+    lane.waiting.push({ prepared, done })
+    return Deferred.await(done)
+  }
+
+  /**
+   * No batch is being stored for the session: this caller stores it, and whatever arrives meanwhile
+   * after it. While another session's batch is being stored, this one is not alone: it goes through
+   * `append` at once, without waiting for the fibers ready to run (a hop that cost ~2.5 µs per append
+   * at 128 sessions). Appends to this session right behind it gather into its next batch.
+   */
+  const leadOwn = (session: SessionId.SessionId, prepared: Prepared): Effect.Effect<SessionEvent.Entry, SessionLogError> => {
     const alone = lanes.size === 0
     const mine: Lane = { waiting: [] }
     lanes.set(session, mine)
@@ -181,6 +200,17 @@ export const make = (
     const stored = backend.appendNow === undefined || !alone
       ? lead(session, mine, [own])
       : leadNow(backend.appendNow, session, mine, own)
-    return Effect.flatMap(Effect.uninterruptible(stored), (exit) => Exit.map(exit, (entries) => entries[0]!))
+    return Effect.flatMap(stored, (exit) => Exit.map(exit, (entries) => entries[0]!))
   }
+  // Uninterruptible from the look at the session's lane: a caller that becomes its leader starts
+  // storing at once (an interruption in between left a lane no one stored, and every later append to
+  // the session waiting on it). A caller that joins a batch may be interrupted; its append is stored
+  // all the same.
+  return (session: SessionId.SessionId, prepared: Prepared): Effect.Effect<SessionEvent.Entry, SessionLogError> =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.suspend(() => {
+        const lane = lanes.get(session)
+        return lane === undefined ? leadOwn(session, prepared) : restore(wait(lane, prepared))
+      })
+    )
 }
