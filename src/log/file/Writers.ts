@@ -13,6 +13,7 @@
  * the fibers ready to run go first: appends on their way join it, or make it contended.)
  */
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -21,6 +22,7 @@ import type * as Path from "effect/Path"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import type * as SessionId from "../SessionId.ts"
+import { OwnershipLost } from "../SessionLogError.ts"
 import * as Format from "./Format.ts"
 import type * as JournalCommitter from "./JournalCommitter.ts"
 import * as Lock from "./Lock.ts"
@@ -33,6 +35,8 @@ interface Held {
   readonly scope: Scope.Closeable
   /** Batches being written right now: a busy writer is never closed. */
   busy: number
+  /** Completed once `busy` drops to 0, for a close waiting on it (see `drainedBeforeClose`). */
+  drained: Deferred.Deferred<void> | undefined
   lastUsed: number
   readonly pinned: boolean
 }
@@ -72,6 +76,19 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   let lastStarted = Number.NEGATIVE_INFINITY
   let inARow = 0
 
+  /**
+   * A writer closing (the log closes, or it was idle) refuses batches from now on, and waits for the
+   * ones in flight: their fsync, or a cut after a failure, must not reach a descriptor closed under
+   * them, which the process may already have reused for another file.
+   */
+  const drainedBeforeClose = (entry: Held) =>
+    Effect.suspend(() => {
+      entry.writer.lost ??= new OwnershipLost({ path: entry.writer.path, detail: "its writer was closed (the log closed, or it was idle): its lock is released" })
+      if (entry.busy === 0) return Effect.void
+      entry.drained ??= Deferred.makeUnsafe<void>()
+      return Deferred.await(entry.drained)
+    })
+
   const open = (session: SessionId.SessionId, pinned: boolean) =>
     opening.withPermit(Effect.suspend(() => {
       const existing = held.get(session)
@@ -88,7 +105,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           if (journal !== undefined) yield* Effect.addFinalizer(() => journal.release(writer.file))
           return writer
         }).pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
-        const entry: Held = { writer, scope, busy: 0, lastUsed: yield* Clock.currentTimeMillis, pinned }
+        const entry: Held = { writer, scope, busy: 0, drained: undefined, lastUsed: yield* Clock.currentTimeMillis, pinned }
+        // Added last, so it runs first: the file closes only once no batch is using it.
+        yield* Scope.addFinalizer(scope, drainedBeforeClose(entry))
         held.set(session, entry)
         return entry
       })
@@ -145,7 +164,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           f(entry.writer),
           Effect.sync(() => {
             inFlight--
-            entry.busy--
+            if (--entry.busy === 0 && entry.drained !== undefined) Deferred.doneUnsafe(entry.drained, Exit.void)
             entry.lastUsed = clock.currentTimeMillisUnsafe()
           })
         )

@@ -1,0 +1,112 @@
+/**
+ * Closing the log while a batch is in flight: the close waits for it, so its fsync (or, failing,
+ * its cut) reaches the session file and not a descriptor the process has since reused for another
+ * file; the append waiting behind it is answered with a failure, not left waiting forever.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, FileSystem, Layer, Scope } from "effect"
+import { readlinkSync } from "node:fs"
+import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
+import * as Journal from "../../../src/log/file/Journal.ts"
+import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import * as SessionLog from "../../../src/log/SessionLog.ts"
+import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
+import { failureOf } from "../SessionLogConformance.ts"
+import { fileOf, hasProcFds, layer, readAll, session, systemError, withDirectory } from "./FileTest.ts"
+
+interface Gate {
+  /** From now on, a sync of a file whose path ends so waits for `open`. */
+  armed: string | undefined
+  /** The sync fails once the gate opens. */
+  fails: boolean
+  /** What the descriptor synced named when the sync ran. */
+  syncedThrough: string | undefined
+}
+
+/** The real file system, but an armed sync signals `reached`, then waits for `open`. */
+const gated = (real: FileSystem.FileSystem, gate: Gate, reached: Deferred.Deferred<void>, open: Deferred.Deferred<void>) =>
+  FileSystem.FileSystem.of({
+    ...real,
+    open: (path, options) =>
+      Effect.map(real.open(path, options), (file) =>
+        Object.create(file, {
+          sync: {
+            get: () =>
+              gate.armed === undefined || !path.endsWith(gate.armed) ? file.sync : Effect.gen(function*() {
+                yield* Deferred.succeed(reached, undefined)
+                yield* Deferred.await(open)
+                const fd = BlockingIo.descriptorOf(file)
+                if (hasProcFds && fd !== undefined) gate.syncedThrough = readlinkSync(`/proc/self/fd/${fd}`)
+                return gate.fails ? yield* Effect.fail(systemError("EIO", "sync", path)) : yield* file.sync
+              })
+          }
+        }))
+  })
+
+/**
+ * A log over `directory` whose next armed sync is held: append 0 lands, append 1's sync waits at the
+ * gate, append 2 waits behind it, and the log starts closing. Answers the three outcomes once the
+ * gate opens, and whether the close had waited for it.
+ */
+const closedMidBatch = (directory: string, journal: boolean, armed: string, fails: boolean) =>
+  Effect.gen(function*() {
+    const gate: Gate = { armed: undefined, fails, syncedThrough: undefined }
+    const reached = yield* Deferred.make<void>()
+    const open = yield* Deferred.make<void>()
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(
+      layer(directory, { journal }, gated(yield* FileSystem.FileSystem, gate, reached, open)),
+      scope
+    )
+    const log = yield* SessionLog.SessionLog.pipe(Effect.provide(context))
+    assert.strictEqual((yield* log.append(session, "todo/write", { todos: [] })).seq, 0)
+    gate.armed = armed
+    const inFlight = yield* Effect.forkChild(Effect.exit(log.append(session, "todo/write", { todos: [] })))
+    yield* Deferred.await(reached)
+    const behind = yield* Effect.forkChild(Effect.exit(log.append(session, "todo/write", { todos: [] })))
+    yield* Effect.sleep("20 millis")
+    const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
+    yield* Effect.sleep("50 millis")
+    const waited = closing.pollUnsafe() === undefined
+    yield* Deferred.succeed(open, undefined)
+    yield* Fiber.join(closing).pipe(Effect.timeout("5 seconds"))
+    const first = yield* Fiber.join(inFlight).pipe(Effect.timeout("5 seconds"))
+    const second = yield* Fiber.join(behind).pipe(Effect.timeout("5 seconds"))
+    return { first, second, waited, syncedThrough: gate.syncedThrough }
+  })
+
+for (const mode of [{ name: "fsync mode", journal: false, armed: ".jsonl" }, { name: "journal mode", journal: true, armed: Journal.extension }]) {
+  describe(`SessionLogFile (${mode.name}): closing while a batch is in flight`, () => {
+    it.live("the close waits for the batch, which is acknowledged; the append behind it fails, saying the log closed", () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          const { first, second, syncedThrough, waited } = yield* closedMidBatch(directory, mode.journal, mode.armed, false)
+          assert.isTrue(waited, "the close waited for the batch in flight")
+          assert.isTrue(Exit.isSuccess(first), `the batch in flight was acknowledged: ${String(first)}`)
+          if (hasProcFds && !mode.journal) assert.strictEqual(syncedThrough, fileOf(directory), "its fsync reached the session file")
+          const error = failureOf(second)
+          assert.strictEqual(error._tag, "SessionLogError")
+          assert.match(error.message, /closed/)
+          const reopened = yield* Effect.flatMap(SessionLog.SessionLog, (log) => readAll(log)).pipe(
+            Effect.provide(layer(directory, { journal: mode.journal }))
+          )
+          assert.deepStrictEqual(reopened.map((entry) => entry.seq), [0, 1], "what was acknowledged, and nothing else")
+        })
+      ), 20_000)
+  })
+}
+
+describe("SessionLogFile (fsync mode): closing while a batch's fsync fails", () => {
+  it.live("the batch fails and is cut from its own session file, which the close had not closed under it", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const { first, second, syncedThrough, waited } = yield* closedMidBatch(directory, false, ".jsonl", true)
+        assert.isTrue(waited, "the close waited for the batch in flight")
+        assert.isTrue(Exit.isFailure(first), "the batch whose fsync failed is not acknowledged")
+        if (hasProcFds) assert.strictEqual(syncedThrough, fileOf(directory))
+        assert.isTrue(Exit.isFailure(second))
+        const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
+        assert.deepInclude(verified, { events: 1, tornTailBytes: 0 }, "its lines were cut from the session file")
+      })
+    ), 20_000)
+})
