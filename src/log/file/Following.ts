@@ -122,7 +122,7 @@ export const lastLine = Effect.fnUntraced(function*(
       continue
     }
     const lineStart = start + previous + 1
-    const scanner = Scanner.scanner(session, lineStart === 0 ? Scanner.start : { offset: lineStart, line: 0, seq: -1 })
+    const scanner = Scanner.scanner(session, lineStart === 0 ? Scanner.start : { offset: lineStart, line: 0, seq: -1 }, maxLineBytes)
     const [, items] = scanner.step(scanner.initial(), bytes.subarray(previous + 1, newline + 1))
     const item = items[0]
     if (item?._tag === "Header") return { end: start + newline + 1, seq: -1 } satisfies Tail

@@ -35,11 +35,12 @@ const runAppender = (directory: string, sessions: ReadonlyArray<string>, count: 
   )
 
 /** A checked file log over `directory` that watches it, polling often so the safety net runs too. */
-const watchingLog = (directory: string) =>
+const watchingLog = (directory: string, maxLineBytes?: number) =>
   TodoEvents.layerChecked.pipe(
     Layer.provide(SessionLogFile.layerFileSystem({
       directory,
-      watch: { pollInterval: "50 millis", fallbackPollInterval: "50 millis" }
+      watch: { pollInterval: "50 millis", fallbackPollInterval: "50 millis" },
+      ...(maxLineBytes === undefined ? {} : { maxLineBytes })
     }))
   )
 
@@ -120,29 +121,36 @@ describe("SessionLogFile watch", () => {
       }).pipe(Effect.provide(watchingLog(directory)))
     }).pipe(Effect.provide(NodeServices.layer)), 60_000)
 
-  it.live("a line longer than the probes' first windows (3 MiB, within the 4 MiB limit) is announced too", () =>
-    Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-watch-" })
-      const file = `${directory}/${Format.fileName("long")}`
-      appendFileSync(file, Format.headerLine("long", 1))
-      appendFileSync(file, Format.entryLine("note", 0, 1, "{}"))
-      yield* Effect.gen(function*() {
-        const { seen, until } = yield* collect
-        // Another writer commits a line of about 3 MiB, then a short one.
-        const long = "x".repeat(3 * 1024 * 1024)
-        appendFileSync(file, Format.entryLine("note", 1, 1, JSON.stringify({ long })))
-        yield* until("long", 1).pipe(Effect.timeoutOrElse({
-          duration: "15 seconds",
-          orElse: () => Effect.fail("the 3 MiB line another writer committed was never announced")
-        }))
-        appendFileSync(file, Format.entryLine("note", 2, 1, JSON.stringify({ short: true })))
-        yield* until("long", 2)
-        const got = seen.get("long")!
-        assert.deepStrictEqual(got.map((entry) => entry.seq), [1, 2])
-        assert.strictEqual((got[0]!.data as { long: string }).long.length, long.length)
-      }).pipe(Effect.provide(watchingLog(directory)))
-    }).pipe(Effect.provide(NodeServices.layer)), 60_000)
+  for (
+    const { limit, mib, name } of [
+      { name: "within the default 4 MiB limit", mib: 3, limit: undefined },
+      { name: "past 4 MiB, within a log's higher limit", mib: 5, limit: 8 * 1024 * 1024 }
+    ]
+  ) {
+    it.live(`a line longer than the probes' first windows (${mib} MiB, ${name}) is announced as it is committed`, () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-watch-" })
+        const file = `${directory}/${Format.fileName("long")}`
+        appendFileSync(file, Format.headerLine("long", 1))
+        appendFileSync(file, Format.entryLine("note", 0, 1, "{}"))
+        yield* Effect.gen(function*() {
+          const { seen, until } = yield* collect
+          // Another writer commits a long line, and nothing after it for a while.
+          const long = "x".repeat(mib * 1024 * 1024)
+          appendFileSync(file, Format.entryLine("note", 1, 1, JSON.stringify({ long })))
+          yield* until("long", 1).pipe(Effect.timeoutOrElse({
+            duration: "15 seconds",
+            orElse: () => Effect.fail(`the ${mib} MiB line another writer committed was never announced`)
+          }))
+          appendFileSync(file, Format.entryLine("note", 2, 1, JSON.stringify({ short: true })))
+          yield* until("long", 2)
+          const got = seen.get("long")!
+          assert.deepStrictEqual(got.map((entry) => entry.seq), [1, 2])
+          assert.strictEqual((got[0]!.data as { long: string }).long.length, long.length)
+        }).pipe(Effect.provide(watchingLog(directory, limit)))
+      }).pipe(Effect.provide(NodeServices.layer)), 60_000)
+  }
 
   it.live("where the directory can't be watched, polling carries the updates", () =>
     Effect.gen(function*() {
