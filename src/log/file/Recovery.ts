@@ -57,7 +57,7 @@ export interface Dead {
 /** A journal's header says which process owns it; it is read in full only once that process is gone. */
 const headBytes = 4096
 
-/** The journals in a directory whose process is gone, oldest first. */
+/** The journals in a directory whose process is gone, oldest first by their clocks (see `chainsOf`). */
 export const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSystem, path: Path.Path, directory: string) {
   const names = yield* fs.readDirectory(directory)
   const journals: Array<Dead> = []
@@ -94,6 +94,28 @@ export const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSyste
   return journals.sort((a, b) => a.parsed.created - b.parsed.created)
 })
 
+/**
+ * What dead journals hold for one session: each journal's batches for it (contiguous within the
+ * journal, see `replaySession`), journal by journal in the order they were written. That order is
+ * where they go in the session file, each journal's batches following the last journal's: the
+ * journals' `created` stamps are wall-clock times, which tie (two journals opened in the same
+ * millisecond) or step back (a clock set back), and replaying an older journal after a newer one
+ * would cut the newer one's acknowledged batches. Journals of equal offsets stay in `created` order.
+ */
+const chainsOf = (journals: ReadonlyArray<Dead>, session: string): ReadonlyArray<ReadonlyArray<Journal.Record>> =>
+  journals
+    .map((journal) => journal.parsed.records.filter((record) => record.session === session))
+    .filter((records) => records.length > 0)
+    .sort((a, b) => a[0]!.offset - b[0]!.offset)
+
+/** Replays what dead journals hold for one session into its file; the caller holds the session's lock. */
+const replayAll = (fs: FileSystem.FileSystem, path: Path.Path, directory: string, journals: ReadonlyArray<Dead>, session: string) =>
+  Effect.forEach(
+    chainsOf(journals, session),
+    (records) => replaySession(fs, path.join(directory, Format.fileName(session)), records),
+    { discard: true }
+  )
+
 /** Replays what dead journals hold for one session; the caller holds the session's lock. */
 export const recoverSession = Effect.fnUntraced(function*(
   fs: FileSystem.FileSystem,
@@ -101,10 +123,7 @@ export const recoverSession = Effect.fnUntraced(function*(
   directory: string,
   session: string
 ) {
-  for (const journal of yield* deadJournals(fs, path, directory)) {
-    const records = journal.parsed.records.filter((record) => record.session === session)
-    if (records.length > 0) yield* replaySession(fs, path.join(directory, Format.fileName(session)), records)
-  }
+  yield* replayAll(fs, path, directory, yield* deadJournals(fs, path, directory), session)
 })
 
 /**
@@ -118,24 +137,22 @@ export const recoverAll = Effect.fnUntraced(function*(
   directory: string,
   self: Owner.Owner
 ) {
-  for (const journal of yield* deadJournals(fs, path, directory)) {
-    let complete = true
-    const sessions = [...new Set(journal.parsed.records.map((record) => record.session))]
-    for (const session of sessions) {
-      const records = journal.parsed.records.filter((record) => record.session === session)
-      const replayed = yield* Effect.exit(Effect.scoped(Effect.andThen(
-        Lock.acquire(fs, path.join(directory, Format.lockName(session)), self),
-        replaySession(fs, path.join(directory, Format.fileName(session)), records)
-      )))
-      if (replayed._tag === "Failure") {
-        // A live holder replays the journal itself when it takes the session over, but it may not
-        // have read it yet: the journal stays until every session it covers has been replayed here.
-        complete = false
-        if (!(Cause.squash(replayed.cause) instanceof Locked)) {
-          yield* Effect.logError(`SessionLogFile: can't replay ${journal.path} into ${session}: ${Cause.pretty(replayed.cause)}`)
-        }
+  const journals = yield* deadJournals(fs, path, directory)
+  const kept = new Set<Dead>()
+  const sessions = new Set(journals.flatMap((journal) => journal.parsed.records.map((record) => record.session)))
+  for (const session of sessions) {
+    const replayed = yield* Effect.exit(Effect.scoped(Effect.andThen(
+      Lock.acquire(fs, path.join(directory, Format.lockName(session)), self),
+      replayAll(fs, path, directory, journals, session)
+    )))
+    if (replayed._tag === "Failure") {
+      // A live holder replays the journals itself when it takes the session over, but it may not
+      // have read them yet: a journal stays until every session it covers has been replayed here.
+      for (const journal of journals) if (journal.parsed.records.some((record) => record.session === session)) kept.add(journal)
+      if (!(Cause.squash(replayed.cause) instanceof Locked)) {
+        yield* Effect.logError(`SessionLogFile: can't replay the journals of ${session}: ${Cause.pretty(replayed.cause)}`)
       }
     }
-    if (complete) yield* fs.remove(journal.path).pipe(Effect.ignore)
   }
+  for (const journal of journals) if (!kept.has(journal)) yield* fs.remove(journal.path).pipe(Effect.ignore)
 })

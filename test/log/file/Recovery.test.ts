@@ -4,6 +4,7 @@ import { createInterface } from "node:readline"
 import { Effect, FileSystem } from "effect"
 import * as SessionFile from "../../../src/log/file/Format.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
+import * as Owner from "../../../src/log/file/Owner.ts"
 import { open, readAll, session, withDirectory } from "./FileTest.ts"
 import { appender } from "../../support/Executables.ts"
 
@@ -43,4 +44,84 @@ describe("Recovery", () => {
         assert.deepStrictEqual((yield* fs.readDirectory(directory)).filter((n) => n.endsWith(Journal.extension)), [])
       })
     ), 30_000)
+})
+
+/** The lines of entries `from` to `to` (exclusive), as a batch of them is written. */
+const lines = (from: number, to: number) => {
+  let text = ""
+  for (let seq = from; seq < to; seq++) text += SessionFile.entryLine("t", seq, 1000 + seq, JSON.stringify({ seq }))
+  return SessionFile.encodeLines(text)
+}
+
+/** A pid no process has now, from `from` up. */
+const deadPid = (from: number) => {
+  let pid = from
+  while (Owner.pidExists(pid)) pid++
+  return pid
+}
+
+describe("Recovery: several dead journals of one session", () => {
+  // A dead process's journals hold seqs 0-1, 2-3 and 4-5 of a session, one batch each, written in
+  // that order; the session file lost what was never synced (power lost): its data past the header
+  // (read back as zeros), or everything past it. Replayed in the order their batches were written,
+  // whatever their clocks say, every acknowledged entry is back.
+  for (const lost of ["data only", "everything past the header"] as const) {
+    for (
+      const clocks of [
+        { name: "clocks in order", created: [5000, 5001, 5002] },
+        { name: "the clock stepped back", created: [5000, 4999, 4998] },
+        { name: "opened in the same millisecond", created: [5000, 5000, 5000] }
+      ]
+    ) {
+      it.effect(`${clocks.name}, the file's ${lost} lost: every acknowledged entry is back, and the journals are gone`, () =>
+        withDirectory((directory) =>
+          Effect.gen(function*() {
+            const fs = yield* FileSystem.FileSystem
+            const pid = deadPid(4_100_000)
+            const dead: Owner.Owner = { pid, started: "dead-boot:1" }
+            const header = SessionFile.headerLine(session, 1)
+            const batches = [lines(0, 2), lines(2, 4), lines(4, 6)]
+            let offset = header.length
+            for (const [i, bytes] of batches.entries()) {
+              // Named so that a listing puts the newest first.
+              yield* fs.writeFile(
+                `${directory}/${Journal.fileName(pid, `${"cba"[i]}`)}`,
+                SessionFile.concat([Journal.headerLine(dead, clocks.created[i]!), Journal.records([{ session, offset, bytes }])])
+              )
+              offset += bytes.length
+            }
+            const body = lost === "data only" ? new Uint8Array(offset - header.length) : new Uint8Array(0)
+            yield* fs.writeFile(`${directory}/${SessionFile.fileName(session)}`, SessionFile.concat([header, body]))
+            const entries = yield* open(directory, (log) => readAll(log))
+            assert.deepStrictEqual(entries.map((entry) => entry.seq), [0, 1, 2, 3, 4, 5])
+            assert.deepStrictEqual((yield* fs.readDirectory(directory)).filter((name) => name.endsWith(Journal.extension)), [])
+          })
+        ))
+    }
+  }
+
+  it.effect("a journal between two others already retired (its session file synced): the others are replayed around it", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const pid = deadPid(4_200_000)
+        const dead: Owner.Owner = { pid, started: "dead-boot:2" }
+        const header = SessionFile.headerLine(session, 1)
+        const [first, middle, last] = [lines(0, 2), lines(2, 4), lines(4, 6)]
+        yield* fs.writeFile(
+          `${directory}/${Journal.fileName(pid, "b")}`,
+          SessionFile.concat([Journal.headerLine(dead, 7000), Journal.records([{ session, offset: header.length, bytes: first }])])
+        )
+        const lastAt = header.length + first.length + middle.length
+        yield* fs.writeFile(
+          `${directory}/${Journal.fileName(pid, "a")}`,
+          SessionFile.concat([Journal.headerLine(dead, 6999), Journal.records([{ session, offset: lastAt, bytes: last }])])
+        )
+        // The middle journal's retirement synced the file through its batches (and removed it); the
+        // last batch never reached the disk.
+        yield* fs.writeFile(`${directory}/${SessionFile.fileName(session)}`, SessionFile.concat([header, first, middle]))
+        const entries = yield* open(directory, (log) => readAll(log))
+        assert.deepStrictEqual(entries.map((entry) => entry.seq), [0, 1, 2, 3, 4, 5])
+      })
+    ))
 })
