@@ -105,8 +105,8 @@ export const Options = Schema.Struct({
    * `ProjectionStore.changes`) carries them too, each entry once, in seq order per session: one
    * watch on the directory, a poll of the files' sizes as a safety net (every `pollInterval`,
    * default 1 s) and as the fallback where the watch can't be installed (every
-   * `fallbackPollInterval`, default 200 ms), while anyone subscribes. Off by default: it costs a
-   * descriptor and a wakeup on every write to the directory, which a process that only appends doesn't need.
+   * `fallbackPollInterval`, default 200 ms), while anyone subscribes (what it can't tell: see `Watcher`). Off
+   * by default: it costs a descriptor and a wakeup on every write to the directory, which a process that only appends doesn't need.
    */
   watch: Schema.optional(Schema.Union([
     Schema.Boolean,

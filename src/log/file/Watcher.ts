@@ -9,6 +9,13 @@
  * changing: hearing of a commit costs a read, not an open and a stat. Whether the path still names
  * the file kept open, the watch's renames and the poll tell. When the next writer cuts a torn tail and
  * appends, the file grows from the same line boundary and its new lines are announced in turn.
+ *
+ * What a watch can't tell is whether another process's complete lines are durable yet: it reads
+ * them as it hears of them. So a line already written, but not yet acknowledged, when the watch
+ * begins counts as written before `subscribe` returned, and is not announced (subscribe, then read
+ * what the session holds, as `ProjectionStore.changes` does, to see everything); and a line whose
+ * fsync then fails, and which its writer cuts, may have been announced. A session file deleted and
+ * written anew (by hand: a writer never does) is followed from the seq after the last one announced.
  */
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
