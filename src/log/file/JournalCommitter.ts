@@ -260,8 +260,15 @@ export const make = Effect.fnUntraced(function*(
     idle,
     commitBlocking: storeBlocking,
     release: (f) =>
-      Effect.andThen(f.sync, Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f)))).pipe(
-        Effect.ignore
-      )
+      Effect.matchEffect(f.sync, {
+        onSuccess: () => Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f))),
+        // Its file closes next: the journals covering it stay (see `JournalFile.unsyncable`).
+        onFailure: (error) =>
+          Effect.sync(() =>
+            generations.forEach((generation) => {
+              if (generation.dirty.has(f)) generation.unsyncable ??= `a session file it covers could not be synced as its writer closed (${error.message})`
+            })
+          )
+      })
   } satisfies Committer
 })

@@ -32,6 +32,11 @@ export interface JournalFile {
   cuts: number
   /** The session files with batches in this journal: synced before it may go. */
   readonly dirty: Set<FileSystem.File>
+  /**
+   * Why one of them can't be synced any more (its writer closed it after its own sync failed): the
+   * journal then stays, for recovery to replay, and its handle, maybe closed, is never synced.
+   */
+  unsyncable: string | undefined
   readonly scope: Scope.Closeable
 }
 
@@ -67,6 +72,7 @@ export const open = Effect.fnUntraced(function*(
     ahead: Math.max(ahead, header.length),
     cuts: 0,
     dirty: new Set(),
+    unsyncable: undefined,
     scope
   }
   return journal
@@ -86,7 +92,9 @@ export const retire = (
     // One at a time: all at once, they would fill the thread pool (4 threads), and the next journal's
     // fsync, which every append waits for, would queue behind them. A file released meanwhile (its
     // writer closed) was synced by its writer and may be closed: it is skipped.
-    yield* Effect.forEach([...journal.dirty], (f) => journal.dirty.has(f) ? f.sync : Effect.void, { discard: true })
+    const synced = (f: FileSystem.File) =>
+      journal.unsyncable !== undefined ? Effect.fail(new Error(journal.unsyncable)) : journal.dirty.has(f) ? f.sync : Effect.void
+    yield* Effect.forEach([...journal.dirty], synced, { discard: true })
     journal.dirty.clear()
     yield* fs.remove(journal.path)
     removed()

@@ -164,6 +164,42 @@ describe("JournalCommitter", () => {
       assert.isAtLeast((yield* journalsIn(real, directory)).length, 2, "the rotated journal stays beside the current one")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
+  it.live("a session file whose sync failed as its writer closed is never synced again by a retiring journal, which stays for recovery", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
+      const warnings: Array<string> = []
+      const capture = Logger.make(({ logLevel, message }) => {
+        if (logLevel === "Warn") warnings.push(Array.isArray(message) ? message.join(" ") : String(message))
+      })
+      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, yield* Effect.scope, yield* Owner.self(fs), {
+        checkpointBytes: 1024,
+        io: BlockingIo.inPlace(BlockingIo.node, BlockingIo.fromFileSystem(fs))
+      }).pipe(Effect.provide(Logger.layer([capture])))
+      // A session file whose every sync fails; once its writer closed it, its descriptor may name
+      // another file, so a sync of it must not even be tried.
+      const closing = yield* fs.open(join(directory, "closing.jsonl"), { flag: "a+" })
+      let syncs = 0
+      const failing: FileSystem.File = Object.create(closing, {
+        sync: { get: () => Effect.suspend(() => (syncs++, Effect.fail(systemError("EIO", "sync", "closing.jsonl")))) }
+      })
+      const line = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(300))))
+      assert.isUndefined(committer.commitBlocking({ session: "closing", file: failing, offset: 0, bytes: line }, BlockingIo.node))
+      yield* committer.release(failing)
+      assert.strictEqual(syncs, 1, "its writer tried to sync it as it closed")
+      const [covering] = yield* journalsIn(fs, directory)
+      // Another session's batches fill the journal: a checkpoint retires it.
+      const other = yield* fs.open(join(directory, "other.jsonl"), { flag: "a+" })
+      for (let i = 0; i < 40 && warnings.length === 0; i++) {
+        while (!committer.idle()) yield* Effect.sleep("1 millis")
+        assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: i * line.length, bytes: line }, BlockingIo.node))
+        yield* Effect.sleep("1 millis")
+      }
+      assert.match(warnings[0] ?? "", /\.wal kept: a session file it covers could not be synced as its writer closed/)
+      assert.strictEqual(syncs, 1, "the retiring journal did not sync it")
+      assert.include(yield* journalsIn(fs, directory), covering!, "the journal covering it stays, for recovery to replay")
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
   it.effect("a lone batch whose journal write fails is cut from the journal; the next one goes where it would have", () =>
     Effect.gen(function*() {
       const full = diskFullOnce()
