@@ -92,9 +92,13 @@ export const retire = (
     // One at a time: all at once, they would fill the thread pool (4 threads), and the next journal's
     // fsync, which every append waits for, would queue behind them. A file released meanwhile (its
     // writer closed) was synced by its writer and may be closed: it is skipped.
-    const synced = (f: FileSystem.File) =>
-      journal.unsyncable !== undefined ? Effect.fail(new Error(journal.unsyncable)) : journal.dirty.has(f) ? f.sync : Effect.void
-    yield* Effect.forEach([...journal.dirty], synced, { discard: true })
+    for (const f of [...journal.dirty]) {
+      // Asked before each: a writer closing may have found its file unsyncable meanwhile.
+      if (journal.unsyncable !== undefined) {
+        return yield* Effect.logWarning(`SessionLogFile: ${journal.path} kept: ${journal.unsyncable}; recovery replays it`)
+      }
+      if (journal.dirty.has(f)) yield* f.sync
+    }
     journal.dirty.clear()
     yield* fs.remove(journal.path)
     removed()

@@ -37,7 +37,7 @@ const gated = (real: FileSystem.FileSystem, gate: Gate, reached: Deferred.Deferr
                 yield* Deferred.await(open)
                 const fd = BlockingIo.descriptorOf(file)
                 if (hasProcFds && fd !== undefined) gate.syncedThrough = readlinkSync(`/proc/self/fd/${fd}`)
-                return gate.fails ? yield* Effect.fail(systemError("EIO", "sync", path)) : yield* file.sync
+                return gate.fails ? yield* systemError("EIO", "sync", path) : yield* file.sync
               })
           }
         }))
