@@ -3,7 +3,7 @@
  * factory that builds a fresh, empty backend for every test.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option, Scheduler, Stream } from "effect"
+import { Effect, Exit, Fiber, Layer, Option, Scheduler, Scope, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionInvariant from "../../src/log/SessionInvariant.ts"
@@ -239,6 +239,19 @@ export const conformance = (name: string, backend: () => Layer.Layer<SessionLog.
           assert.isAtLeast(entries.length, 23 * 4, "every append made after an interrupted one was stored")
         })
       ), 60_000)
+
+    it.live("once its layer has closed, an append fails, saying the log is closed", () =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const log = yield* SessionLog.SessionLog.pipe(Effect.provide(yield* Layer.buildWithScope(backend(), scope)))
+        yield* log.append(id("closing"), "n", {})
+        yield* Scope.close(scope, Exit.void)
+        for (const s of [id("closing"), id("never-opened")]) {
+          const error = failureOf(yield* Effect.exit(log.append(s, "n", {}).pipe(Effect.timeout("5 seconds"))))
+          assert.strictEqual(error._tag, "SessionLogError")
+          assert.match((error as SessionLogError).message, /the log is closed/)
+        }
+      }))
 
     it.effect("subscribers see every entry committed after they subscribe", () =>
       run((log) =>

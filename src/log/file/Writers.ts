@@ -22,7 +22,7 @@ import type * as Path from "effect/Path"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import type * as SessionId from "../SessionId.ts"
-import { OwnershipLost } from "../SessionLogError.ts"
+import { OwnershipLost, StorageFailure } from "../SessionLogError.ts"
 import * as Format from "./Format.ts"
 import type * as JournalCommitter from "./JournalCommitter.ts"
 import * as Lock from "./Lock.ts"
@@ -70,6 +70,14 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const clock = yield* Clock.Clock
   const held = new Map<SessionId.SessionId, Held>()
   const opening = yield* Semaphore.make(1)
+  // The writers live in a scope of their own. As the log closes, first an open under way finishes
+  // and no other starts (the finalizer after this, which runs before it), then the writers close:
+  // an open running on into closed scopes would leave its lock behind, and use a file closed under it.
+  const writersScope = yield* Scope.fork(layerScope)
+  let closed = false
+  yield* Scope.addFinalizer(layerScope, opening.withPermit(Effect.sync(() => {
+    closed = true
+  })))
   let inFlight = 0
   // The session of the last batch started, when that was, and how many batches in a row it started.
   let lastSession: SessionId.SessionId | undefined
@@ -94,7 +102,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       const existing = held.get(session)
       if (existing !== undefined) return Effect.succeed(existing)
       return Effect.gen(function*() {
-        const scope = yield* Scope.fork(layerScope)
+        if (closed) return yield* Effect.fail(new StorageFailure({ detail: "the log is closed" }))
+        const scope = yield* Scope.fork(writersScope)
         const writer = yield* Effect.gen(function*() {
           const lock = yield* Lock.acquire(fs, path.join(directory, Format.lockName(session)), options.self)
           // A process that died holding this session may have left acknowledged appends in its journal.

@@ -91,6 +91,8 @@ export const make = (
     return Exit.succeed(entries)
   }
 
+  const closed = (session: SessionId.SessionId, detail: string) => toError("append", session)(new StorageFailure({ detail }))
+
   /**
    * A batch handed to a fiber that never ran it (the log closed first: a closed scope gets an
    * unstarted fiber, and closing interrupts one not yet started): its appends, and those gathered
@@ -98,7 +100,7 @@ export const make = (
    */
   const abandoned = (session: SessionId.SessionId, lane: Lane, batch: ReadonlyArray<Waiting>) => {
     if (lanes.get(session) === lane) lanes.delete(session)
-    const failed = Exit.fail(toError("append", session)(new StorageFailure({ detail: "the log was closed before this append was stored" })))
+    const failed = Exit.fail(closed(session, "the log was closed before this append was stored"))
     for (const waiting of [...batch, ...lane.waiting]) if (waiting.done !== undefined) Deferred.doneUnsafe(waiting.done, failed)
   }
 
@@ -209,6 +211,8 @@ export const make = (
   return (session: SessionId.SessionId, prepared: Prepared): Effect.Effect<SessionEvent.Entry, SessionLogError> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.suspend(() => {
+        // A closed log stores nothing: its backend's resources (files, locks, connections) are gone.
+        if (scope.state._tag === "Closed") return Effect.fail(closed(session, "the log is closed"))
         const lane = lanes.get(session)
         return lane === undefined ? leadOwn(session, prepared) : restore(wait(lane, prepared))
       })

@@ -4,11 +4,14 @@
  * file; the append waiting behind it is answered with a failure, not left waiting forever.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, FileSystem, Layer, Scope } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, FileSystem, Layer, Path, Scope } from "effect"
 import { readlinkSync } from "node:fs"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import * as Owner from "../../../src/log/file/Owner.ts"
+import * as Writers from "../../../src/log/file/Writers.ts"
+import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
 import { failureOf } from "../SessionLogConformance.ts"
@@ -109,4 +112,76 @@ describe("SessionLogFile (fsync mode): closing while a batch's fsync fails", () 
         assert.deepInclude(verified, { events: 1, tornTailBytes: 0 }, "its lines were cut from the session file")
       })
     ), 20_000)
+})
+
+describe("SessionLogFile: opening a session as the log closes", () => {
+  it.live("an open under way finishes before the writers close: its append is answered, and no lock is left behind", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const real = yield* FileSystem.FileSystem
+        const reached = yield* Deferred.make<void>()
+        const gate = yield* Deferred.make<void>()
+        // Taking the session's lock waits at the gate: the open is under way.
+        const fs = FileSystem.FileSystem.of({
+          ...real,
+          open: (path, options) =>
+            path.endsWith(".lock") && options?.flag === "wx"
+              ? Effect.andThen(Effect.andThen(Deferred.succeed(reached, undefined), Deferred.await(gate)), real.open(path, options))
+              : real.open(path, options)
+        })
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(layer(directory, {}, fs), scope)
+        const log = yield* SessionLog.SessionLog.pipe(Effect.provide(context))
+        const appending = yield* Effect.forkChild(Effect.exit(log.append(session, "todo/write", { todos: [] })))
+        yield* Deferred.await(reached)
+        const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
+        yield* Effect.sleep("30 millis")
+        assert.isUndefined(closing.pollUnsafe(), "the close waits for the open under way")
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(closing).pipe(Effect.timeout("5 seconds"))
+        const appended = yield* Fiber.join(appending).pipe(Effect.timeout("5 seconds"))
+        // Stored before its writer closed, or refused by the closing writer: never a failure of a file closed under it.
+        if (Exit.isFailure(appended)) assert.strictEqual(failureOf(appended).reason._tag, "OwnershipLost", String(appended))
+        assert.deepStrictEqual((yield* real.readDirectory(directory)).filter((name) => name.endsWith(".lock")), [], "no lock left behind")
+      })
+    ), 20_000)
+
+  it.live("after the log closed, an append to a session it never opened fails, saying so, and takes no lock", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const log = yield* SessionLog.SessionLog.pipe(Effect.provide(yield* Layer.buildWithScope(layer(directory, {}), scope)))
+        yield* log.append(session, "todo/write", { todos: [] })
+        yield* Scope.close(scope, Exit.void)
+        const error = failureOf(yield* Effect.exit(log.append(SessionId.decodeSync("never-opened"), "todo/write", { todos: [] })))
+        assert.strictEqual(error.reason._tag, "StorageFailure")
+        assert.match(error.message, /the log is closed/)
+        const fs = yield* FileSystem.FileSystem
+        assert.deepStrictEqual((yield* fs.readDirectory(directory)).sort(), [`${session}.jsonl`])
+      })
+    ), 20_000)
+})
+
+describe("Writers: once the pool's scope has closed", () => {
+  it.effect("no session opens: a batch fails, saying the log is closed, and no lock is taken", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const scope = yield* Scope.make()
+        const pool = yield* Writers.make({
+          fs,
+          path: yield* Path.Path,
+          directory,
+          self: yield* Owner.self(fs),
+          journal: undefined,
+          maxLineBytes: 1024 * 1024,
+          idle: Duration.minutes(5)
+        }).pipe(Scope.provide(scope))
+        yield* Scope.close(scope, Exit.void)
+        const used = yield* Effect.exit(pool.use(session, () => Effect.succeed("written")))
+        assert.isTrue(Exit.isFailure(used))
+        assert.match(String(used), /the log is closed/)
+        assert.deepStrictEqual(yield* fs.readDirectory(directory), [], "no lock, no session file")
+      })
+    ))
 })
