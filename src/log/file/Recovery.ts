@@ -1,8 +1,9 @@
 /**
  * Recovery in journal mode: a process that died holding sessions may have acknowledged appends that
  * are in its journal but not yet durable in the session files. Replaying a dead journal into a
- * session file is idempotent: a batch already in the file byte for byte is left alone; from the
- * first batch that isn't, the file is cut and rewritten from the journal.
+ * session file is idempotent: a run of batches already in the file byte for byte is left alone; one
+ * that isn't is written over where it goes, and nothing after it is cut (what follows may be durable
+ * appends whose journal is gone: a checkpoint synced them).
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -16,14 +17,16 @@ import * as Lock from "./Lock.ts"
 import * as Owner from "./Owner.ts"
 import * as RegularFile from "./RegularFile.ts"
 
-/** Replays a dead journal's batches for one session into its file; the caller holds the session's lock. */
+/**
+ * Replays one run of a dead journal's batches for a session (each starting where the one before it
+ * ends) into its file; the caller holds the session's lock.
+ */
 export const replaySession = Effect.fnUntraced(function*(
   fs: FileSystem.FileSystem,
   file: string,
   records: ReadonlyArray<Journal.Record>
 ) {
   const damaged = (detail: string) => Effect.fail(new Corrupt({ detail: `${file}: ${detail}` }))
-  // In journal order: each batch must start where the one before it ends.
   for (let i = 1; i < records.length; i++) {
     if (records[i]!.offset !== records[i - 1]!.offset + records[i - 1]!.bytes.length) {
       return yield* damaged("the journal's batches for it are not contiguous")
@@ -41,7 +44,6 @@ export const replaySession = Effect.fnUntraced(function*(
     let same = actual.length === expected.length
     for (let i = 0; same && i < expected.length; i++) same = actual[i] === expected[i]
     if (same) return
-    yield* handle.truncate(first)
     yield* handle.seek(BigInt(first), "start")
     yield* handle.writeAll(expected)
     yield* handle.sync
@@ -57,7 +59,7 @@ export interface Dead {
 /** A journal's header says which process owns it; it is read in full only once that process is gone. */
 const headBytes = 4096
 
-/** The journals in a directory whose process is gone, oldest first by their clocks (see `chainsOf`). */
+/** The journals in a directory whose process is gone, oldest first by their clocks (see `runsOf`). */
 export const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSystem, path: Path.Path, directory: string) {
   const names = yield* fs.readDirectory(directory)
   const journals: Array<Dead> = []
@@ -95,23 +97,32 @@ export const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSyste
 })
 
 /**
- * What dead journals hold for one session: each journal's batches for it (contiguous within the
- * journal, see `replaySession`), journal by journal in the order they were written. That order is
- * where they go in the session file, each journal's batches following the last journal's: the
- * journals' `created` stamps are wall-clock times, which tie (two journals opened in the same
- * millisecond) or step back (a clock set back), and replaying an older journal after a newer one
- * would cut the newer one's acknowledged batches. Journals of equal offsets stay in `created` order.
+ * What dead journals hold for one session, as runs of batches, each starting where the one before it
+ * ends, in the order they were written: by where they go in the session file. A journal's batches
+ * for a session run on from one another while one process appends to it; they break where another
+ * process held the session meanwhile (its writer closed idle, and taken back later). The journals'
+ * `created` stamps can't order them: they are wall-clock times, which tie (two journals opened in
+ * the same millisecond) or step back (a clock set back). Runs at the same offset stay in `created`
+ * order, the later replayed last.
  */
-const chainsOf = (journals: ReadonlyArray<Dead>, session: string): ReadonlyArray<ReadonlyArray<Journal.Record>> =>
-  journals
-    .map((journal) => journal.parsed.records.filter((record) => record.session === session))
-    .filter((records) => records.length > 0)
-    .sort((a, b) => a[0]!.offset - b[0]!.offset)
+const runsOf = (journals: ReadonlyArray<Dead>, session: string): ReadonlyArray<ReadonlyArray<Journal.Record>> => {
+  const runs: Array<Array<Journal.Record>> = []
+  for (const journal of journals) {
+    let run: Array<Journal.Record> | undefined
+    for (const record of journal.parsed.records) {
+      if (record.session !== session) continue
+      const last = run?.at(-1)
+      if (run !== undefined && last !== undefined && record.offset === last.offset + last.bytes.length) run.push(record)
+      else runs.push(run = [record])
+    }
+  }
+  return runs.sort((a, b) => a[0]!.offset - b[0]!.offset)
+}
 
 /** Replays what dead journals hold for one session into its file; the caller holds the session's lock. */
 const replayAll = (fs: FileSystem.FileSystem, path: Path.Path, directory: string, journals: ReadonlyArray<Dead>, session: string) =>
   Effect.forEach(
-    chainsOf(journals, session),
+    runsOf(journals, session),
     (records) => replaySession(fs, path.join(directory, Format.fileName(session)), records),
     { discard: true }
   )

@@ -125,3 +125,52 @@ describe("Recovery: several dead journals of one session", () => {
       })
     ))
 })
+
+describe("Recovery: runs of a session's batches", () => {
+  it.effect("one journal whose batches for a session break where another process held it meanwhile: each run is replayed", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const pid = deadPid(4_300_000)
+        const dead: Owner.Owner = { pid, started: "dead-boot:3" }
+        const header = SessionFile.headerLine(session, 1)
+        const [before, between, after] = [lines(0, 2), lines(2, 4), lines(4, 6)]
+        // The dead process appended seqs 0-1, its writer closed idle; another process appended 2-3 and
+        // closed (its file synced, its journal removed); the dead one took the session back for 4-5.
+        const afterAt = header.length + before.length + between.length
+        yield* fs.writeFile(
+          `${directory}/${Journal.fileName(pid, "a")}`,
+          SessionFile.concat([
+            Journal.headerLine(dead, 8000),
+            Journal.records([{ session, offset: header.length, bytes: before }, { session, offset: afterAt, bytes: after }])
+          ])
+        )
+        yield* fs.writeFile(`${directory}/${SessionFile.fileName(session)}`, SessionFile.concat([header, before, between]))
+        const entries = yield* open(directory, (log) => readAll(log))
+        assert.deepStrictEqual(entries.map((entry) => entry.seq), [0, 1, 2, 3, 4, 5])
+        assert.deepStrictEqual((yield* fs.readDirectory(directory)).filter((name) => name.endsWith(Journal.extension)), [])
+        const appended = yield* open(directory, (log) => log.append(session, "todo/write", { todos: [] }))
+        assert.strictEqual(appended.seq, 6, "the session goes on")
+      })
+    ))
+
+  it.effect("a run whose bytes were lost, before later ones durable in the file (their journal gone): written over in place, nothing after it cut", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const pid = deadPid(4_400_000)
+        const dead: Owner.Owner = { pid, started: "dead-boot:4" }
+        const header = SessionFile.headerLine(session, 1)
+        const [lost, durable] = [lines(0, 2), lines(2, 4)]
+        // A journal kept because its session file's sync failed; a later checkpoint made 2-3 durable and
+        // removed theirs; power lost what the failed sync held (read back as zeros).
+        yield* fs.writeFile(
+          `${directory}/${Journal.fileName(pid, "a")}`,
+          SessionFile.concat([Journal.headerLine(dead, 9000), Journal.records([{ session, offset: header.length, bytes: lost }])])
+        )
+        yield* fs.writeFile(`${directory}/${SessionFile.fileName(session)}`, SessionFile.concat([header, new Uint8Array(lost.length), durable]))
+        const entries = yield* open(directory, (log) => readAll(log))
+        assert.deepStrictEqual(entries.map((entry) => entry.seq), [0, 1, 2, 3])
+      })
+    ))
+})
