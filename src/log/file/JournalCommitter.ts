@@ -30,6 +30,7 @@ import type * as Path from "effect/Path"
 import type * as PlatformError from "effect/PlatformError"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import { StorageFailure } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
 import * as Journal from "./Journal.ts"
@@ -89,7 +90,20 @@ export const make = Effect.fnUntraced(function*(
     JournalFile.open(fs, path, directory, self, files, Math.min(options.checkpointBytes, JournalFile.firstAhead)),
     (generation) => Effect.sync(() => generations.add(generation))
   )
-  const retire = (generation: Generation) => JournalFile.retire(fs, directory, generation, () => generations.delete(generation))
+  // Session files' syncs by a writer closing and by a retiring journal, one at a time: a write-back
+  // error is reported to one sync of an open file, so two at once could see it once, and the other
+  // take the file for durable.
+  const syncing = yield* Semaphore.make(1)
+  /** Syncs a session file the journals cover; if it fails, every journal covering it stays for recovery. */
+  const syncCovered = (f: FileSystem.File) =>
+    syncing.withPermit(Effect.tapError(f.sync, (error) =>
+      Effect.sync(() =>
+        generations.forEach((generation) => {
+          if (generation.dirty.has(f)) generation.unsyncable ??= `a session file it covers could not be synced (${error.message})`
+        })
+      )))
+  const retire = (generation: Generation) =>
+    JournalFile.retire(fs, directory, generation, () => generations.delete(generation), syncCovered)
 
   let current = yield* openGeneration
   let broken: StorageFailure | undefined
@@ -242,7 +256,7 @@ export const make = Effect.fnUntraced(function*(
   // On close, after every writer has synced its file, journals with nothing left to cover go.
   yield* Scope.addFinalizer(scope, Effect.suspend(() =>
     Effect.forEach([...generations], (generation) =>
-      generation.dirty.size === 0
+      generation.dirty.size === 0 && generation.unsyncable === undefined
         ? Effect.andThen(fs.remove(generation.path), RegularFile.syncDirectory(fs, directory)).pipe(Effect.ignore)
         : Effect.void, { discard: true })))
   // Closing, once the committer has stopped (this runs after it is interrupted, before the above):
@@ -259,16 +273,10 @@ export const make = Effect.fnUntraced(function*(
     commit,
     idle,
     commitBlocking: storeBlocking,
+    // Its file closes next: if it can't be synced, the journals covering it stay (see `JournalFile.unsyncable`).
     release: (f) =>
-      Effect.matchEffect(f.sync, {
-        onSuccess: () => Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f))),
-        // Its file closes next: the journals covering it stay (see `JournalFile.unsyncable`).
-        onFailure: (error) =>
-          Effect.sync(() =>
-            generations.forEach((generation) => {
-              if (generation.dirty.has(f)) generation.unsyncable ??= `a session file it covers could not be synced as its writer closed (${error.message})`
-            })
-          )
-      })
+      Effect.andThen(syncCovered(f), Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f)))).pipe(
+        Effect.ignore
+      )
   } satisfies Committer
 })

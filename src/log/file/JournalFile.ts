@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
 import type * as Path from "effect/Path"
+import type * as PlatformError from "effect/PlatformError"
 import * as Scope from "effect/Scope"
 import * as Journal from "./Journal.ts"
 import type * as Owner from "./Owner.ts"
@@ -33,8 +34,9 @@ export interface JournalFile {
   /** The session files with batches in this journal: synced before it may go. */
   readonly dirty: Set<FileSystem.File>
   /**
-   * Why one of them can't be synced any more (its writer closed it after its own sync failed): the
-   * journal then stays, for recovery to replay, and its handle, maybe closed, is never synced.
+   * Why one of them failed to sync (after a failed write-back, what it held may never reach the disk,
+   * and its writer may close it): the journal then stays, for recovery to replay, and none of them is
+   * synced for it again.
    */
   unsyncable: string | undefined
   readonly scope: Scope.Closeable
@@ -86,24 +88,27 @@ export const retire = (
   fs: FileSystem.FileSystem,
   directory: string,
   journal: JournalFile,
-  removed: () => void
+  removed: () => void,
+  sync: (f: FileSystem.File) => Effect.Effect<void, PlatformError.PlatformError>
 ): Effect.Effect<void> =>
   Effect.gen(function*() {
+    const kept = () => Effect.logWarning(`SessionLogFile: ${journal.path} kept: ${journal.unsyncable}; recovery replays it`)
     // One at a time: all at once, they would fill the thread pool (4 threads), and the next journal's
     // fsync, which every append waits for, would queue behind them. A file released meanwhile (its
     // writer closed) was synced by its writer and may be closed: it is skipped.
     for (const f of [...journal.dirty]) {
-      // Asked before each: a writer closing may have found its file unsyncable meanwhile.
-      if (journal.unsyncable !== undefined) {
-        return yield* Effect.logWarning(`SessionLogFile: ${journal.path} kept: ${journal.unsyncable}; recovery replays it`)
-      }
-      if (journal.dirty.has(f)) yield* f.sync
+      // Asked before each, and once more after: a writer closing may have failed to sync its file meanwhile.
+      if (journal.unsyncable !== undefined) return yield* kept()
+      if (journal.dirty.has(f)) yield* sync(f)
     }
+    if (journal.unsyncable !== undefined) return yield* kept()
     journal.dirty.clear()
     yield* fs.remove(journal.path)
     removed()
     yield* Scope.close(journal.scope, Exit.void)
     yield* RegularFile.syncDirectory(fs, directory)
   }).pipe(Effect.catch((error) =>
-    Effect.logWarning(`SessionLogFile: ${journal.path} kept: ${error.message}; it is removed on close`)
+    Effect.logWarning(
+      `SessionLogFile: ${journal.path} kept: ${error.message}; ${journal.unsyncable === undefined ? "it is removed on close" : "recovery replays it"}`
+    )
   ))

@@ -195,10 +195,78 @@ describe("JournalCommitter", () => {
         assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: i * line.length, bytes: line }, BlockingIo.node))
         yield* Effect.sleep("1 millis")
       }
-      assert.match(warnings[0] ?? "", /\.wal kept: a session file it covers could not be synced as its writer closed/)
+      assert.match(warnings[0] ?? "", /\.wal kept: a session file it covers could not be synced/)
       assert.strictEqual(syncs, 1, "the retiring journal did not sync it")
       assert.include(yield* journalsIn(fs, directory), covering!, "the journal covering it stays, for recovery to replay")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  for (const retireFails of [false, true]) {
+    it.live(
+      retireFails
+        ? "a retiring journal whose session file fails to sync stays for recovery, even once the file's writer syncs it as it closes"
+        : "a writer closing syncs its file only after a retiring journal's sync of it: never two at once, which could each take the other's write-back error for its own",
+      () =>
+        Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
+          const scope = yield* Scope.make()
+          const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
+            checkpointBytes: 1024,
+            io: BlockingIo.inPlace(BlockingIo.node, BlockingIo.fromFileSystem(fs))
+          }).pipe(Effect.provide(Logger.layer([])))
+          const real = yield* fs.open(join(directory, "f.jsonl"), { flag: "a+" })
+          const reached = yield* Deferred.make<void>()
+          const gate = yield* Deferred.make<void>()
+          // The retiring journal's sync of f (the first) waits at the gate, or fails; the writer's, next, passes.
+          let syncs = 0
+          let inFlight = 0
+          let overlapped = false
+          const f: FileSystem.File = Object.create(real, {
+            sync: {
+              get: () =>
+                Effect.suspend(() => {
+                  const n = ++syncs
+                  overlapped ||= inFlight > 0
+                  inFlight++
+                  const sync = n > 1
+                    ? real.sync
+                    : retireFails
+                    ? Effect.fail(systemError("EIO", "sync", "f.jsonl"))
+                    : Effect.andThen(Effect.andThen(Deferred.succeed(reached, undefined), Deferred.await(gate)), real.sync)
+                  return Effect.ensuring(sync, Effect.sync(() => inFlight--))
+                })
+            }
+          })
+          const other = yield* fs.open(join(directory, "other.jsonl"), { flag: "a+" })
+          const line = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(300))))
+          assert.isUndefined(committer.commitBlocking({ session: "f", file: f, offset: 0, bytes: line }, BlockingIo.node))
+          const [covering] = yield* journalsIn(fs, directory)
+          // Another session's batches fill the journal: a checkpoint retires it, syncing f.
+          for (let i = 0; i < 40 && syncs === 0; i++) {
+            while (!committer.idle()) yield* Effect.sleep("1 millis")
+            assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: i * line.length, bytes: line }, BlockingIo.node))
+            yield* Effect.sleep("2 millis")
+          }
+          if (retireFails) yield* Effect.sleep("50 millis")
+          else yield* Deferred.await(reached)
+          // f's writer closes.
+          const releasing = yield* Effect.forkChild(committer.release(f))
+          yield* Effect.sleep("30 millis")
+          if (!retireFails) {
+            assert.strictEqual(syncs, 1, "the writer's sync waits for the retiring journal's")
+            yield* Deferred.succeed(gate, undefined)
+          }
+          yield* Fiber.join(releasing)
+          yield* committer.release(other)
+          yield* Scope.close(scope, Exit.void)
+          assert.isFalse(overlapped, "never two syncs of f at once")
+          assert.strictEqual(syncs, 2)
+          const left = yield* journalsIn(fs, directory)
+          if (retireFails) assert.include(left, covering!, "the journal covering f stays, for recovery to replay")
+          else assert.notInclude(left, covering!, "the retired journal went once f was synced")
+        }).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
+    )
+  }
 
   it.effect("a lone batch whose journal write fails is cut from the journal; the next one goes where it would have", () =>
     Effect.gen(function*() {
@@ -332,7 +400,7 @@ describe("JournalCommitter", () => {
         journal.dirty.add(files[i]!)
       }
       let removed = false
-      yield* JournalFile.retire(fs, directory, journal, () => (removed = true))
+      yield* JournalFile.retire(fs, directory, journal, () => (removed = true), (f) => f.sync)
       assert.deepStrictEqual(synced, [0, 1, 2, 4, 5], "the released file is not synced again")
       assert.strictEqual(most, 1, "never two session files' syncs at once")
       assert.isTrue(removed)
