@@ -95,8 +95,8 @@ export const make = (
 
   /**
    * A batch handed to a fiber that never ran it (the log closed first: a closed scope gets an
-   * unstarted fiber, and closing interrupts one not yet started): its appends, and those gathered
-   * behind it, fail, and the session is free. No append waits forever.
+   * unstarted fiber; one forked before, uninterruptible, runs and is waited for): its appends, and
+   * those gathered behind it, fail, and the session is free. No append waits forever.
    */
   const abandoned = (session: SessionId.SessionId, lane: Lane, batch: ReadonlyArray<Waiting>) => {
     if (lanes.get(session) === lane) lanes.delete(session)
@@ -129,7 +129,8 @@ export const make = (
     Effect.onExit<A, never, never, never>((exit) => {
       if (Exit.isSuccess(exit)) return Effect.void
       return Effect.sync(() => {
-        lanes.delete(session)
+        // Only this lane: after a defect, nested guards run in turn, and the session may have a new one.
+        if (lanes.get(session) === lane) lanes.delete(session)
         const failed = Exit.failCause(Cause.map(exit.cause, toError("append", session)))
         for (const waiting of [...batch(), ...lane.waiting]) if (waiting.done !== undefined) Deferred.doneUnsafe(waiting.done, failed)
       })
