@@ -21,6 +21,7 @@
  *
  * @since 0.2.0
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -131,6 +132,15 @@ export const make = Effect.fnUntraced(function*(options: {
       return heads
     }))
 
+  /**
+   * What an append fails with: the group's failure, or, interrupted (the log closing under a
+   * statement), a failure saying so: its statement may or may not have committed.
+   */
+  const failedWith = (cause: Cause.Cause<SessionLog.Failure>): Exit.Exit<number, SessionLog.Failure> =>
+    Cause.hasInterruptsOnly(cause)
+      ? Exit.fail(new StorageFailure({ detail: "the log was closed while this append was stored: it may or may not have been committed" }))
+      : Exit.failCause(cause)
+
   /** Answers each append of the group: its session's first seq, or the group's failure. */
   const settle = (group: ReadonlyArray<Pending>, exit: Exit.Exit<ReadonlyArray<Head>, SessionLog.Failure>) => {
     const heads = Exit.isSuccess(exit) ? new Map(exit.value.map((head) => [head.session, head.first])) : undefined
@@ -139,7 +149,7 @@ export const make = Effect.fnUntraced(function*(options: {
       Deferred.doneUnsafe(
         pending.done,
         Exit.isFailure(exit)
-          ? Exit.failCause(exit.cause)
+          ? failedWith(exit.cause)
           : first === undefined || first === null
           ? Exit.fail(new StorageFailure({ detail: `no seq came back for ${pending.session}` }))
           : Exit.succeed(Number(first))
@@ -147,12 +157,32 @@ export const make = Effect.fnUntraced(function*(options: {
     }
   }
 
-  /** A defect fails every append that is still waiting on the effect: none waits forever. */
+  /** A defect, or the log closing (an interruption), fails every append still waiting on the effect: none waits forever. */
   const answeringAll = (group: ReadonlyArray<Pending>) => <A>(effect: Effect.Effect<A>) =>
     Effect.onExit(effect, (exit) =>
       Effect.sync(() => {
-        if (Exit.isFailure(exit)) for (const pending of group) Deferred.doneUnsafe(pending.done, Exit.failCause(exit.cause))
+        if (Exit.isSuccess(exit)) return
+        const failed = failedWith(exit.cause)
+        for (const pending of group) Deferred.doneUnsafe(pending.done, failed)
       }))
+
+  /**
+   * Runs `effect` on a fiber of the log's; if the log has closed, so that the fiber never starts
+   * (a closed scope gets an unstarted one), the appends it was to answer fail, saying so.
+   */
+  const forked = (effect: Effect.Effect<void>, group: () => ReadonlyArray<Pending>, options?: { readonly uninterruptible: true }) => {
+    let started = false
+    return Effect.map(
+      Effect.forkIn(Effect.suspend(() => (started = true, effect)), scope, options),
+      (fiber) => {
+        fiber.addObserver(() => {
+          if (started) return
+          const failed = Exit.fail(new StorageFailure({ detail: "the log was closed before this append was stored" }))
+          for (const pending of group()) Deferred.doneUnsafe(pending.done, failed)
+        })
+      }
+    )
+  }
 
   /** Stores a group; sessions whose lock was held elsewhere go on, on their own fiber, to wait for it. */
   const store = (group: ReadonlyArray<Pending>) =>
@@ -163,16 +193,32 @@ export const make = Effect.fnUntraced(function*(options: {
       settle(group.filter((pending) => !busy.has(pending.session)), exit)
       if (busy.size === 0) return
       const waiting = group.filter((pending) => busy.has(pending.session))
-      yield* Effect.forkIn(
+      yield* forked(
         Effect.flatMap(Effect.exit(retried(insertLocked(waiting))), (locked) => Effect.sync(() => settle(waiting, locked)))
           .pipe(answeringAll(waiting)),
-        scope
+        () => waiting
       )
     }).pipe(answeringAll(group))
 
   let queue: Array<Pending> = []
   let flushing = false
   let lastGroup = 0
+  /** Completed once nothing is being stored, for the log's close waiting on it. */
+  let drained: Deferred.Deferred<void> | undefined
+  const idle = () => {
+    flushing = false
+    if (drained !== undefined) Deferred.doneUnsafe(drained, Exit.void)
+    drained = undefined
+  }
+  // The log closing waits for the group being stored, and answers those gathered behind it (they
+  // fail: nothing starts in a closed scope), before its client closes under them.
+  yield* Effect.addFinalizer(() =>
+    Effect.suspend(() => {
+      if (!flushing) return Effect.void
+      drained ??= Deferred.makeUnsafe<void>()
+      return Deferred.await(drained)
+    })
+  )
 
   /** The next group: what has gathered, up to a bound on the statement's size (at least one batch). */
   const take = (): Array<Pending> => {
@@ -198,16 +244,24 @@ export const make = Effect.fnUntraced(function*(options: {
     const group = take()
     lastGroup = group.length
     yield* store(group)
-    if (queue.length === 0) flushing = false
-    else yield* Effect.forkIn(Effect.uninterruptible(flush), scope)
+    if (queue.length === 0) idle()
+    else {
+      yield* forked(flush, () => {
+        idle()
+        const left = queue
+        queue = []
+        return left
+      }, { uninterruptible: true })
+    }
   }).pipe(
     Effect.onExit((exit) =>
       Effect.sync(() => {
         if (Exit.isSuccess(exit)) return
-        flushing = false
+        idle()
         const left = queue
         queue = []
-        for (const pending of left) Deferred.doneUnsafe(pending.done, Exit.failCause(exit.cause))
+        const failed = failedWith(exit.cause)
+        for (const pending of left) Deferred.doneUnsafe(pending.done, failed)
       })
     )
   )

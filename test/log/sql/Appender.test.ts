@@ -10,7 +10,7 @@
  *   path) keep every session's seqs contiguous and every acknowledged append stored.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Latch, Layer, Stream } from "effect"
+import { Deferred, Effect, Exit, Fiber, Latch, Layer, Scope, Stream } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
@@ -62,6 +62,28 @@ const holding = Effect.gen(function*() {
 })
 
 describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered across sessions (PostgreSQL)", () => {
+  it.live("the log closing while a group is in flight: the group is answered, and the appends gathered behind it fail, saying so", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      const { hold, hooks, release } = yield* holding
+      const scope = yield* Scope.make()
+      const log = yield* SessionLog.SessionLog.pipe(Effect.provide(yield* Layer.buildWithScope(instance(table, hooks), scope)))
+      yield* log.append(id("a"), "n", { i: 0 })
+      const inFlight = yield* hold(Effect.exit(log.append(id("a"), "n", { i: 1 })))
+      const behind = yield* Effect.forkChild(Effect.exit(log.append(id("b"), "n", { i: 0 })), { startImmediately: true })
+      yield* Effect.sleep("20 millis")
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
+      yield* Effect.sleep("50 millis")
+      yield* release.open
+      yield* Fiber.join(closing).pipe(Effect.timeout("5 seconds"))
+      const first = yield* Fiber.join(inFlight).pipe(Effect.timeout("5 seconds"))
+      assert.isTrue(Exit.isSuccess(first), `the group in flight was stored and answered: ${String(first)}`)
+      const error = failureOf(yield* Fiber.join(behind).pipe(Effect.timeout("5 seconds")))
+      assert.match(error.message, /closed/)
+      assert.deepStrictEqual((yield* rowsOf(table, "a")).map((row) => row.seq), [0, 1])
+      assert.deepStrictEqual(yield* rowsOf(table, "b"), [], "nothing of the append that failed")
+    }), 30_000)
+
   it.live("the batches of several sessions that arrive while a statement is in flight go together in the next one", () =>
     Effect.gen(function*() {
       const table = yield* freshTable
