@@ -53,12 +53,38 @@ const lines = (from: number, to: number) => {
   return SessionFile.encodeLines(text)
 }
 
-/** A pid no process has now, from `from` up. */
-const deadPid = (from: number) => {
+/** An owner whose process is gone: a pid no process has now, from `from` up. */
+const deadOwner = (from: number, boot: string): Owner.Owner => {
   let pid = from
   while (Owner.pidExists(pid)) pid++
-  return pid
+  return { pid, started: boot }
 }
+
+const header = SessionFile.headerLine(session, 1)
+
+/** Writes a journal of `owner`'s, named after `name`, created at `created`, holding `batches` of the session. */
+const journal = (
+  directory: string,
+  owner: Owner.Owner,
+  name: string,
+  created: number,
+  batches: ReadonlyArray<{ readonly offset: number; readonly bytes: Uint8Array }>
+) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    fs.writeFile(
+      `${directory}/${Journal.fileName(owner.pid, name)}`,
+      SessionFile.concat([Journal.headerLine(owner, created), Journal.records(batches.map((batch) => ({ session, ...batch })))])
+    ))
+
+/** Writes the session file as a power loss left it, opens the log, and answers the seqs it reads and the journals left. */
+const recovered = (directory: string, ...parts: ReadonlyArray<Uint8Array>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.writeFile(`${directory}/${SessionFile.fileName(session)}`, SessionFile.concat([header, ...parts]))
+    const entries = yield* open(directory, (log) => readAll(log))
+    const journals = (yield* fs.readDirectory(directory)).filter((name) => name.endsWith(Journal.extension))
+    return { seqs: entries.map((entry) => entry.seq), journals }
+  })
 
 describe("Recovery: several dead journals of one session", () => {
   // A dead process's journals hold seqs 0-1, 2-3 and 4-5 of a session, one batch each, written in
@@ -76,25 +102,17 @@ describe("Recovery: several dead journals of one session", () => {
       it.effect(`${clocks.name}, the file's ${lost} lost: every acknowledged entry is back, and the journals are gone`, () =>
         withDirectory((directory) =>
           Effect.gen(function*() {
-            const fs = yield* FileSystem.FileSystem
-            const pid = deadPid(4_100_000)
-            const dead: Owner.Owner = { pid, started: "dead-boot:1" }
-            const header = SessionFile.headerLine(session, 1)
+            const dead = deadOwner(4_100_000, "dead-boot:1")
             const batches = [lines(0, 2), lines(2, 4), lines(4, 6)]
             let offset = header.length
             for (const [i, bytes] of batches.entries()) {
               // Named so that a listing puts the newest first.
-              yield* fs.writeFile(
-                `${directory}/${Journal.fileName(pid, `${"cba"[i]}`)}`,
-                SessionFile.concat([Journal.headerLine(dead, clocks.created[i]!), Journal.records([{ session, offset, bytes }])])
-              )
+              yield* journal(directory, dead, "cba"[i]!, clocks.created[i]!, [{ offset, bytes }])
               offset += bytes.length
             }
-            const body = lost === "data only" ? new Uint8Array(offset - header.length) : new Uint8Array(0)
-            yield* fs.writeFile(`${directory}/${SessionFile.fileName(session)}`, SessionFile.concat([header, body]))
-            const entries = yield* open(directory, (log) => readAll(log))
-            assert.deepStrictEqual(entries.map((entry) => entry.seq), [0, 1, 2, 3, 4, 5])
-            assert.deepStrictEqual((yield* fs.readDirectory(directory)).filter((name) => name.endsWith(Journal.extension)), [])
+            const { journals, seqs } = yield* recovered(directory, ...(lost === "data only" ? [new Uint8Array(offset - header.length)] : []))
+            assert.deepStrictEqual(seqs, [0, 1, 2, 3, 4, 5])
+            assert.deepStrictEqual(journals, [])
           })
         ))
     }
@@ -103,25 +121,13 @@ describe("Recovery: several dead journals of one session", () => {
   it.effect("a journal between two others already retired (its session file synced): the others are replayed around it", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
-        const fs = yield* FileSystem.FileSystem
-        const pid = deadPid(4_200_000)
-        const dead: Owner.Owner = { pid, started: "dead-boot:2" }
-        const header = SessionFile.headerLine(session, 1)
+        const dead = deadOwner(4_200_000, "dead-boot:2")
         const [first, middle, last] = [lines(0, 2), lines(2, 4), lines(4, 6)]
-        yield* fs.writeFile(
-          `${directory}/${Journal.fileName(pid, "b")}`,
-          SessionFile.concat([Journal.headerLine(dead, 7000), Journal.records([{ session, offset: header.length, bytes: first }])])
-        )
-        const lastAt = header.length + first.length + middle.length
-        yield* fs.writeFile(
-          `${directory}/${Journal.fileName(pid, "a")}`,
-          SessionFile.concat([Journal.headerLine(dead, 6999), Journal.records([{ session, offset: lastAt, bytes: last }])])
-        )
+        yield* journal(directory, dead, "b", 7000, [{ offset: header.length, bytes: first }])
+        yield* journal(directory, dead, "a", 6999, [{ offset: header.length + first.length + middle.length, bytes: last }])
         // The middle journal's retirement synced the file through its batches (and removed it); the
         // last batch never reached the disk.
-        yield* fs.writeFile(`${directory}/${SessionFile.fileName(session)}`, SessionFile.concat([header, first, middle]))
-        const entries = yield* open(directory, (log) => readAll(log))
-        assert.deepStrictEqual(entries.map((entry) => entry.seq), [0, 1, 2, 3, 4, 5])
+        assert.deepStrictEqual((yield* recovered(directory, first, middle)).seqs, [0, 1, 2, 3, 4, 5])
       })
     ))
 })
@@ -130,25 +136,17 @@ describe("Recovery: runs of a session's batches", () => {
   it.effect("one journal whose batches for a session break where another process held it meanwhile: each run is replayed", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
-        const fs = yield* FileSystem.FileSystem
-        const pid = deadPid(4_300_000)
-        const dead: Owner.Owner = { pid, started: "dead-boot:3" }
-        const header = SessionFile.headerLine(session, 1)
+        const dead = deadOwner(4_300_000, "dead-boot:3")
         const [before, between, after] = [lines(0, 2), lines(2, 4), lines(4, 6)]
         // The dead process appended seqs 0-1, its writer closed idle; another process appended 2-3 and
         // closed (its file synced, its journal removed); the dead one took the session back for 4-5.
-        const afterAt = header.length + before.length + between.length
-        yield* fs.writeFile(
-          `${directory}/${Journal.fileName(pid, "a")}`,
-          SessionFile.concat([
-            Journal.headerLine(dead, 8000),
-            Journal.records([{ session, offset: header.length, bytes: before }, { session, offset: afterAt, bytes: after }])
-          ])
-        )
-        yield* fs.writeFile(`${directory}/${SessionFile.fileName(session)}`, SessionFile.concat([header, before, between]))
-        const entries = yield* open(directory, (log) => readAll(log))
-        assert.deepStrictEqual(entries.map((entry) => entry.seq), [0, 1, 2, 3, 4, 5])
-        assert.deepStrictEqual((yield* fs.readDirectory(directory)).filter((name) => name.endsWith(Journal.extension)), [])
+        yield* journal(directory, dead, "a", 8000, [
+          { offset: header.length, bytes: before },
+          { offset: header.length + before.length + between.length, bytes: after }
+        ])
+        const { journals, seqs } = yield* recovered(directory, before, between)
+        assert.deepStrictEqual(seqs, [0, 1, 2, 3, 4, 5])
+        assert.deepStrictEqual(journals, [])
         const appended = yield* open(directory, (log) => log.append(session, "todo/write", { todos: [] }))
         assert.strictEqual(appended.seq, 6, "the session goes on")
       })
@@ -157,20 +155,12 @@ describe("Recovery: runs of a session's batches", () => {
   it.effect("a run whose bytes were lost, before later ones durable in the file (their journal gone): written over in place, nothing after it cut", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
-        const fs = yield* FileSystem.FileSystem
-        const pid = deadPid(4_400_000)
-        const dead: Owner.Owner = { pid, started: "dead-boot:4" }
-        const header = SessionFile.headerLine(session, 1)
+        const dead = deadOwner(4_400_000, "dead-boot:4")
         const [lost, durable] = [lines(0, 2), lines(2, 4)]
         // A journal kept because its session file's sync failed; a later checkpoint made 2-3 durable and
         // removed theirs; power lost what the failed sync held (read back as zeros).
-        yield* fs.writeFile(
-          `${directory}/${Journal.fileName(pid, "a")}`,
-          SessionFile.concat([Journal.headerLine(dead, 9000), Journal.records([{ session, offset: header.length, bytes: lost }])])
-        )
-        yield* fs.writeFile(`${directory}/${SessionFile.fileName(session)}`, SessionFile.concat([header, new Uint8Array(lost.length), durable]))
-        const entries = yield* open(directory, (log) => readAll(log))
-        assert.deepStrictEqual(entries.map((entry) => entry.seq), [0, 1, 2, 3])
+        yield* journal(directory, dead, "a", 9000, [{ offset: header.length, bytes: lost }])
+        assert.deepStrictEqual((yield* recovered(directory, new Uint8Array(lost.length), durable)).seqs, [0, 1, 2, 3])
       })
     ))
 })
