@@ -140,6 +140,12 @@ export interface Backend {
   /** The largest event it stores and reads back (UTF-8 of type + payload JSON); larger ones are refused unbatched. */
   readonly maxEventBytes?: number | undefined
   /**
+   * Why it can't store an event that is otherwise JSON (its type, the payload's JSON text and its
+   * frozen copy), if it can't: the append is refused (`InvalidPayload`) on its own, never batched
+   * with others it would fail.
+   */
+  readonly refuse?: ((type: string, json: string, data: unknown) => string | undefined) | undefined
+  /**
    * Optionally, stores a batch at once, on the calling thread, if the backend can right now (the
    * file log: a lone batch, with blocking calls): the seq of its first event, or the failure, once
    * the batch is committed, as `append` answers; `undefined`, having done nothing, if it can't (the
@@ -192,9 +198,10 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
     Clock.clockWith((clock) => {
       if (!SessionId.is(session)) return Effect.fail(invalidId("append", session))
       const encoded = Json.encode(type, data, backend.maxEventBytes)
-      if ("problem" in encoded) {
+      const problem = "problem" in encoded ? encoded.problem : backend.refuse?.(type, encoded.json, encoded.copy)
+      if (problem !== undefined || "problem" in encoded) {
         return Effect.fail(
-          SessionLogError.fromReason({ method: "append", session, reason: new InvalidPayload({ detail: encoded.problem }) })
+          SessionLogError.fromReason({ method: "append", session, reason: new InvalidPayload({ detail: problem ?? "" }) })
         )
       }
       return store(session, { type, time: clock.currentTimeMillisUnsafe(), data: encoded.copy, json: encoded.json })

@@ -26,7 +26,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import type * as SessionId from "../SessionId.ts"
 import * as SessionLog from "../SessionLog.ts"
-import { InvalidOptions, InvalidPayload, SessionLogError } from "../SessionLogError.ts"
+import { InvalidOptions, SessionLogError } from "../SessionLogError.ts"
 import * as SessionEvent from "../SessionEvent.ts"
 import * as Appender from "./Appender.ts"
 
@@ -68,8 +68,13 @@ interface Row {
 
 const decodeOptions = Schema.decodeUnknownResult(Options, { onExcessProperty: "error", errors: "all" })
 
-/** PostgreSQL's `jsonb` can't hold the NUL character, wherever it is in the payload. */
-const holdsNul = (json: string, data: unknown): boolean => json.includes("\\u0000") && hasNul(data)
+/** PostgreSQL's `text` and `jsonb` can't hold the NUL character, in the type or anywhere in the payload. */
+const refuse = (type: string, json: string, data: unknown): string | undefined =>
+  type.includes("\u0000")
+    ? "PostgreSQL text can't hold the NUL character (\\u0000), which the event type holds"
+    : json.includes("\\u0000") && hasNul(data)
+    ? "PostgreSQL jsonb can't hold the NUL character (\\u0000)"
+    : undefined
 
 const hasNul = (value: unknown): boolean => {
   if (typeof value === "string") return value.includes("\u0000")
@@ -129,13 +134,6 @@ export const layer = (
           ))
 
       const appender = yield* Appender.make({ sql, table, channel })
-      const append = (session: SessionId.SessionId, batch: ReadonlyArray<SessionLog.Prepared>) => {
-        const nul = batch.find((prepared) => holdsNul(prepared.json, prepared.data))
-        if (nul !== undefined) {
-          return Effect.fail(new InvalidPayload({ detail: "PostgreSQL jsonb can't hold the NUL character (\\u0000)" }))
-        }
-        return appender.append(session, batch)
-      }
 
       // Commits other instances make: LISTEN, and hand each NOTIFY to the core, which reads what it
       // announces. Only while someone subscribes: a listener hears this process's own NOTIFYs too,
@@ -166,7 +164,8 @@ export const layer = (
       }
 
       return yield* SessionLog.make({
-        append,
+        append: appender.append,
+        refuse,
         read,
         sessions: Effect.map(
           sql<{ readonly session: string }>`SELECT DISTINCT session FROM ${events} ORDER BY session`,

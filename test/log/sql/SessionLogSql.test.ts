@@ -1,13 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
-import { Deferred, Effect, Fiber, Layer, Stream } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import * as ProjectionStore from "../../../src/projection/ProjectionStore.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as SessionLogSql from "../../../src/log/sql/SessionLogSql.ts"
 import * as PgTest from "./PgTest.ts"
-import { conformance, failureOf } from "../SessionLogConformance.ts"
+import { conformance, failureOf, readAll } from "../SessionLogConformance.ts"
 import * as TodoProjection from "../../../src/todo/TodoProjection.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
 import { sqlAppender as appender } from "../../support/Executables.ts"
@@ -26,12 +26,28 @@ const session = SessionId.decodeSync("shared-session")
 describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", () => {
   conformance("PostgreSQL", freshBackend)
 
-  it.effect("refuses a payload jsonb can't hold, and writes nothing", () =>
+  it.effect("refuses a payload jsonb can't hold, or a type text can't, and writes nothing", () =>
     Effect.gen(function*() {
       const log = yield* SessionLog.SessionLog
-      const error = failureOf(yield* Effect.exit(log.append(session, "x", { text: "a\u0000b" })))
-      assert.strictEqual(error.reason._tag, "InvalidPayload")
+      for (const [type, data] of [["x", { text: "a\u0000b" }], ["a\u0000b", {}]] as const) {
+        const error = failureOf(yield* Effect.exit(log.append(session, type, data)))
+        assert.strictEqual(error.reason._tag, "InvalidPayload")
+      }
       assert.deepStrictEqual(yield* log.sessions, [])
+    }).pipe(Effect.provide(freshBackend())))
+
+  it.live("an event PostgreSQL can't hold is refused on its own: the appends gathered with it are stored", () =>
+    Effect.gen(function*() {
+      const log = yield* SessionLog.SessionLog
+      const appends = [
+        ...Array.from({ length: 20 }, (_, i) => [SessionId.decodeSync(`ok-${i}`), "x", { i }] as const),
+        [session, "t\u0000", {}] as const,
+        [session, "x", { text: "a\u0000b" }] as const,
+        [session, "x", { fine: true }] as const
+      ]
+      const exits = yield* Effect.forEach(appends, ([s, type, data]) => Effect.exit(log.append(s, type, data)), { concurrency: "unbounded" })
+      assert.deepStrictEqual(exits.map(Exit.isSuccess), [...Array.from({ length: 20 }, () => true), false, false, true])
+      assert.deepStrictEqual((yield* readAll(log, session)).map((entry) => entry.data), [{ fine: true }])
     }).pipe(Effect.provide(freshBackend())))
 
   it.effect("options are validated when the layer is built: a bad page size or table fails with InvalidOptions", () =>
