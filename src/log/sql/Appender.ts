@@ -119,9 +119,16 @@ export const make = Effect.fnUntraced(function*(options: {
         CASE WHEN ok THEN pg_notify(${channel}, first::text || '-' || (first + n - 1)::text || ' ' || s) END AS announced
       FROM heads`
 
+  /**
+   * A transaction of its own. Its ROLLBACK failing (the connection lost under it) is a defect in
+   * effect/sql; here it is the SqlError it is: the appends fail, typed, and aren't retried.
+   */
+  const transaction = <A, E>(effect: Effect.Effect<A, E>) =>
+    Effect.catchDefect(sql.withTransaction(effect), (defect) => SqlError.isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect))
+
   /** Waits for the sessions' locks, in session order, then stores them: for sessions another process is appending to. */
   const insertLocked = (group: ReadonlyArray<Pending>) =>
-    sql.withTransaction(Effect.gen(function*() {
+    transaction(Effect.gen(function*() {
       const sessions = [...new Set(group.map((pending) => pending.session))].sort()
       yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${lockPrefix} || s, 0))
         FROM json_array_elements_text(${JSON.stringify(sessions)}::json) WITH ORDINALITY AS u(s, i) ORDER BY i`

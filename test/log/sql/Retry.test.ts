@@ -168,6 +168,43 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql retries and read
         })).pipe(Effect.provide(instance(table, hooks)), Effect.ensuring(release.open))
     }))
 
+  it.live("an append waiting for a session's lock whose connection is lost fails, typed (no defect), and is stored nowhere", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      const key = `${table}:${session}`
+      const holding = yield* Deferred.make<void>()
+      const release = yield* Latch.make(false)
+      return yield* Effect.flatMap(SessionLog.SessionLog, (log) =>
+        Effect.gen(function*() {
+          yield* log.append(session, "n", { i: 0 })
+          // Another process holds the session's lock, mid-append.
+          const other = yield* direct((sql) =>
+            sql.withTransaction(Effect.andThen(
+              sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`,
+              Effect.andThen(Deferred.succeed(holding, undefined), release.await)
+            ))
+          ).pipe(Effect.forkChild)
+          yield* Deferred.await(holding)
+          const append = yield* Effect.forkChild(log.append(session, "n", { i: 1 }))
+          // Once the append waits for the lock, its connection is lost.
+          let terminated = 0
+          while (terminated === 0) {
+            yield* Effect.sleep("10 millis")
+            const [row] = yield* direct((sql) =>
+              sql<{ n: number | bigint }>`SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
+                WHERE query LIKE 'SELECT pg_advisory_xact_lock%json_array_elements_text%' AND pid <> pg_backend_pid()`
+            )
+            terminated = Number(row!.n)
+          }
+          const error = failureOf(yield* Fiber.await(append))
+          assert.strictEqual(error._tag, "SessionLogError", "a typed failure, not a defect")
+          assert.strictEqual(error.reason._tag, "StorageFailure")
+          yield* release.open
+          yield* Fiber.join(other)
+          assert.deepStrictEqual((yield* rowsOf(table, session)).map((row) => row.seq), [0])
+        })).pipe(Effect.provide(instance(table, {})), Effect.ensuring(release.open))
+    }), 30_000)
+
   it.effect("reads page through a long session: one query per page, never the whole session at once", () =>
     Effect.gen(function*() {
       const table = yield* freshTable
