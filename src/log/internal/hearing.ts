@@ -8,12 +8,13 @@ import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as SessionEvent from "../SessionEvent.ts"
 import * as SessionId from "../SessionId.ts"
-import type { Backend, Failure } from "../SessionLog.ts"
+import type { Announcement, Backend, Failure } from "../SessionLog.ts"
 import type { SessionLogError } from "../SessionLogError.ts"
 import { toError } from "./storageFailure.ts"
 
@@ -53,6 +54,23 @@ export const make = (options: {
       published.set(session, entry.seq)
       PubSub.publishUnsafe(pubsub, { session, entry })
     }
+  }
+  // While hearing: this process's own commits that others' not yet heard of come before, read back
+  // with them (see `publishOwn`), in turn with the announcements.
+  let catchUps: Queue.Queue<Announcement> | undefined
+
+  /**
+   * This process's commit. Others may have committed to the session in between, and their
+   * announcements not yet be heard: published now, it would move the session's last seq past
+   * theirs, which would then never go out. So, past a gap, it is read back from the backend with
+   * what fills the gap, and published in seq order, as an announcement is.
+   */
+  const publishOwn = (session: SessionId.SessionId, entries: ReadonlyArray<SessionEvent.Entry>) => {
+    const last = published.get(session)
+    const first = entries[0]?.seq
+    if (catchUps !== undefined && last !== undefined && first !== undefined && first > last + 1) {
+      Queue.offerUnsafe(catchUps, { session, seq: entries.at(-1)!.seq, first: last + 1 })
+    } else publish(session, entries)
   }
 
   /**
@@ -103,7 +121,13 @@ export const make = (options: {
     )
     if (stream === undefined) return
     heard = own
+    const ownCatchUps = yield* Queue.unbounded<Announcement>()
+    catchUps = ownCatchUps
+    yield* Scope.addFinalizer(own, Effect.sync(() => {
+      if (catchUps === ownCatchUps) catchUps = undefined
+    }))
     yield* stream.pipe(
+      Stream.merge(Stream.fromQueue(ownCatchUps)),
       Stream.runForEach(({ entries, first, seq, session }) =>
         SessionId.is(session) && Number.isInteger(seq) && valid(first)
           ? announced(session, seq, first, entries).pipe(
@@ -128,5 +152,5 @@ export const make = (options: {
     Effect.acquireRelease(Effect.sync(() => subscribers++), () => stop),
     lock.withPermit(Effect.suspend(() => heard === undefined ? Effect.provideContext(start, options.built) : Effect.void))
   )
-  return { publish, hearing }
+  return { publish: publishOwn, hearing }
 }

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
-import { Deferred, Effect, Exit, Fiber, Layer, Stream } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Schedule, Stream } from "effect"
 import * as ProjectionStore from "../../../src/projection/ProjectionStore.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
@@ -68,6 +68,36 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
         assert.include(error.message, key, JSON.stringify(options))
       }
     }))
+
+  it.live("a subscriber gets, in order, every entry another instance commits to a session this one appends to as well", () =>
+    Effect.gen(function*() {
+      const table = PgTest.uniqueTable()
+      yield* PgTest.dropAfter(table)
+      const listening = (name: string) =>
+        Effect.map(Layer.build(SessionLogSql.layer({ table }).pipe(Layer.provide(Layer.fresh(PgTest.client)))), Context.get(SessionLog.SessionLog)).pipe(
+          Effect.withSpan(name)
+        )
+      const mine = yield* listening("mine")
+      const others = yield* listening("others")
+      const seen: Array<number> = []
+      yield* Effect.forkScoped(Stream.runForEach(yield* mine.subscribe, ({ entry }) => Effect.sync(() => void seen.push(entry.seq))))
+      const s = SessionId.decodeSync("both-append")
+      const until = (count: number) =>
+        Effect.suspend(() => seen.length >= count ? Effect.void : Effect.fail("not yet")).pipe(
+          Effect.retry(Schedule.spaced("10 millis")),
+          Effect.timeout("10 seconds")
+        )
+      // The other instance's first commit is heard first: from then on, this one's commits to the
+      // session must not let the other's go unpublished, however late their announcements come.
+      yield* others.append(s, "other", { i: 0 })
+      yield* until(1)
+      for (let i = 1; i <= 40; i++) {
+        yield* others.append(s, "other", { i })
+        yield* mine.append(s, "mine", { i })
+      }
+      yield* until(81)
+      assert.deepStrictEqual(seen, Array.from({ length: 81 }, (_, i) => i))
+    }).pipe(Effect.scoped), 30_000)
 
   it.live("two processes appending to one session get seqs 0..n-1, and every acknowledged append is there", () =>
     Effect.gen(function*() {
