@@ -10,7 +10,10 @@
  * - Reads page through a session by seq (keyset), so a long session never loads at once.
  * - Each commit sends a `NOTIFY`; when the client is a `PgClient`, the layer `LISTEN`s while
  *   anyone subscribes, so the committed-entries stream also carries entries appended by other
- *   processes.
+ *   processes. What it misses: commits made while the `LISTEN` connection is down (it listens
+ *   again; the next commit to a session brings what that session missed), and another process's
+ *   commit to a session this one then appends to before the other's `NOTIFY` is heard, when this
+ *   process had published nothing of the session yet (subscribe, then read, to see everything).
  *
  * @since 0.2.0
  */
