@@ -84,6 +84,17 @@ export interface Prepared {
 }
 
 /**
+ * Announcements a backend may have missed (its listener was down, and listens again): the core reads
+ * on every session it has published from.
+ *
+ * @since 0.2.0
+ * @category backends
+ */
+export interface Missed {
+  readonly _tag: "Missed"
+}
+
+/**
  * A commit another process made, as a backend announces it.
  *
  * @since 0.2.0
@@ -136,7 +147,7 @@ export interface Backend {
    * a listener nor hears its own commits back); it reads what each announces and publishes it to
    * subscribers, each entry once.
    */
-  readonly announcements?: Effect.Effect<Stream.Stream<Announcement, Failure>, Failure, Scope.Scope> | undefined
+  readonly announcements?: Effect.Effect<Stream.Stream<Announcement | Missed, Failure>, Failure, Scope.Scope> | undefined
   /** The largest event it stores and reads back (UTF-8 of type + payload JSON); larger ones are refused unbatched. */
   readonly maxEventBytes?: number | undefined
   /**

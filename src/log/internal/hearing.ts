@@ -14,7 +14,7 @@ import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as SessionEvent from "../SessionEvent.ts"
 import * as SessionId from "../SessionId.ts"
-import type { Announcement, Backend, Failure } from "../SessionLog.ts"
+import type { Announcement, Backend, Failure, Missed } from "../SessionLog.ts"
 import type { SessionLogError } from "../SessionLogError.ts"
 import { toError } from "./storageFailure.ts"
 
@@ -57,7 +57,7 @@ export const make = (options: {
   }
   // While hearing: this process's own commits that others' not yet heard of come before, read back
   // with them (see `publishOwn`), in turn with the announcements.
-  let catchUps: Queue.Queue<Announcement> | undefined
+  let catchUps: Queue.Queue<Announcement | Missed> | undefined
 
   /**
    * This process's commit. Others may have committed to the session in between, and their
@@ -97,6 +97,15 @@ export const make = (options: {
       Effect.map((entries) => publish(session, entries))
     )
   }
+  const readingOn = (reading: Effect.Effect<void, SessionLogError>) =>
+    Effect.catch(reading, (error) => Effect.logWarning(`SessionLog: can't read a commit another process announced: ${error.message}`))
+
+  /** Announcements were missed: every session published from is read on from its last published seq. */
+  const missed = Effect.suspend(() =>
+    Effect.forEach([...published.keys()], (session) => readingOn(announced(session, Number.POSITIVE_INFINITY, undefined, undefined)), {
+      discard: true
+    })
+  )
   const ended = (failure: Failure) =>
     Effect.logWarning(`SessionLog: announcements of other processes' commits ended: ${toError("subscribe")(failure).message}`)
   const valid = (seq: number | undefined) => seq === undefined || Number.isInteger(seq)
@@ -121,20 +130,18 @@ export const make = (options: {
     )
     if (stream === undefined) return
     heard = own
-    const ownCatchUps = yield* Queue.unbounded<Announcement>()
+    const ownCatchUps = yield* Queue.unbounded<Announcement | Missed>()
     catchUps = ownCatchUps
     yield* Scope.addFinalizer(own, Effect.sync(() => {
       if (catchUps === ownCatchUps) catchUps = undefined
     }))
     yield* stream.pipe(
       Stream.merge(Stream.fromQueue(ownCatchUps)),
-      Stream.runForEach(({ entries, first, seq, session }) =>
-        SessionId.is(session) && Number.isInteger(seq) && valid(first)
-          ? announced(session, seq, first, entries).pipe(
-            Effect.catch((error) => Effect.logWarning(`SessionLog: can't read a commit another process announced: ${error.message}`))
-          )
-          : Effect.void
-      ),
+      Stream.runForEach((item) => {
+        if ("_tag" in item) return missed
+        const { entries, first, seq, session } = item
+        return SessionId.is(session) && Number.isInteger(seq) && valid(first) ? readingOn(announced(session, seq, first, entries)) : Effect.void
+      }),
       Effect.catch(ended),
       Effect.forkIn(own)
     )

@@ -10,10 +10,11 @@
  * - Reads page through a session by seq (keyset), so a long session never loads at once.
  * - Each commit sends a `NOTIFY`; when the client is a `PgClient`, the layer `LISTEN`s while
  *   anyone subscribes, so the committed-entries stream also carries entries appended by other
- *   processes. What it misses: commits made while the `LISTEN` connection is down (it listens
- *   again; the next commit to a session brings what that session missed), and another process's
- *   commit to a session this one then appends to before the other's `NOTIFY` is heard, when this
- *   process had published nothing of the session yet (subscribe, then read, to see everything).
+ *   processes. A `LISTEN` connection that drops is made again, and the core then reads on every
+ *   session it has published from. What it misses: commits made while no one listened to sessions
+ *   it had published nothing of, and another process's commit to a session this one then appends to
+ *   before the other's `NOTIFY` is heard, when this process had published nothing of the session
+ *   yet (subscribe, then read, to see everything).
  *
  * @since 0.2.0
  */
@@ -151,18 +152,20 @@ export const layer = (
           const session = payload.slice(space + 1)
           return last === undefined ? { session, seq: Number(first) } : { session, seq: Number(last), first: Number(first) }
         }
-        const relisten: Stream.Stream<{ readonly payload: string }, SqlError.SqlError> = Stream.unwrap(
-          Effect.map(pg.value.listen(channel), (queue) => Stream.fromQueue(queue))
+        // Listening again, once it succeeds: what was committed while no one listened was announced
+        // to no one, which the core then reads on (`Missed`).
+        const missed: SessionLog.Missed = { _tag: "Missed" }
+        const relisten: Stream.Stream<SessionLog.Announcement | SessionLog.Missed, SqlError.SqlError> = Stream.unwrap(
+          Effect.map(pg.value.listen(channel), (queue) => Stream.concat(Stream.make(missed), Stream.map(Stream.fromQueue(queue), parse)))
         )
         // Listening once this succeeds: no subscriber misses a commit made after it subscribed.
         announcements = Effect.map(pg.value.listen(channel), (first) =>
-          Stream.fromQueue(first).pipe(
+          Stream.map(Stream.fromQueue(first), parse).pipe(
             // A dropped LISTEN connection is re-established rather than silently ending live updates.
             Stream.catch((error) =>
               Stream.fromEffect(Effect.logWarning(`todo-write: LISTEN ${channel} failed (${error.message}); listening again`))
                 .pipe(Stream.drain, Stream.concat(relisten.pipe(Stream.retry(Schedule.spaced("1 second")))))
-            ),
-            Stream.map(parse)
+            )
           ))
       }
 

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
-import { Context, Deferred, Effect, Exit, Fiber, Layer, Schedule, Stream } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Logger, Schedule, Stream } from "effect"
 import * as ProjectionStore from "../../../src/projection/ProjectionStore.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
@@ -98,6 +98,45 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
       yield* until(81)
       assert.deepStrictEqual(seen, Array.from({ length: 81 }, (_, i) => i))
     }).pipe(Effect.scoped), 30_000)
+
+  it.live("a dropped LISTEN connection: what was committed while it was down reaches the subscriber once it listens again", () =>
+    Effect.gen(function*() {
+      const table = PgTest.uniqueTable()
+      yield* PgTest.dropAfter(table)
+      const listening = Effect.map(Layer.build(SessionLogSql.layer({ table }).pipe(Layer.provide(Layer.fresh(PgTest.client)))), Context.get(SessionLog.SessionLog))
+      const mine = yield* listening
+      const others = yield* listening
+      const seen: Array<number> = []
+      yield* Effect.forkScoped(Stream.runForEach(yield* mine.subscribe, ({ entry }) => Effect.sync(() => void seen.push(entry.seq))))
+      const s = SessionId.decodeSync("listen-dropped")
+      const until = (count: number) =>
+        Effect.suspend(() => seen.length >= count ? Effect.void : Effect.fail("not yet")).pipe(
+          Effect.retry(Schedule.spaced("10 millis")),
+          Effect.timeout("10 seconds")
+        )
+      yield* others.append(s, "other", { i: 0 })
+      yield* until(1)
+      // The listener's connection is lost, and another process commits seq 1 (as the log does: the row
+      // and its NOTIFY) in the same transaction, right after; nothing after it. Whether its NOTIFY comes
+      // before the listener listens again (lost: the core reads on once it listens) or after, it arrives.
+      const [row] = yield* PgTest.direct((sql) =>
+        sql.withTransaction(Effect.andThen(
+          sql<{ n: number | bigint }>`SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
+            WHERE query ILIKE ${`LISTEN %${table}_commits%`} AND pid <> pg_backend_pid()`,
+          (terminated) =>
+            Effect.as(
+              Effect.andThen(
+                sql`INSERT INTO ${sql(table)} (session, seq, type, time, data) VALUES (${s}, 1, 'other', 0, '{"i":1}'::jsonb)`,
+                sql`SELECT pg_notify(${`${table}_commits`}, ${`1-1 ${s}`})`
+              ),
+              terminated
+            )
+        ))
+      )
+      assert.strictEqual(Number(row!.n), 1, "the listener's connection was found")
+      yield* until(2)
+      assert.deepStrictEqual(seen, [0, 1])
+    }).pipe(Effect.scoped, Effect.provide(Logger.layer([]))), 30_000)
 
   it.live("two processes appending to one session get seqs 0..n-1, and every acknowledged append is there", () =>
     Effect.gen(function*() {
