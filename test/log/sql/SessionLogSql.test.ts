@@ -23,6 +23,30 @@ const freshBackend = () =>
 
 const session = SessionId.decodeSync("shared-session")
 
+/**
+ * Two instances over a fresh table, each with a client of its own (so they hear each other's
+ * commits), the first subscribed: what its subscriber has seen, and `until`, which waits for that
+ * many entries.
+ */
+const twoListening = Effect.gen(function*() {
+  const table = PgTest.uniqueTable()
+  yield* PgTest.dropAfter(table)
+  const listening = Effect.map(
+    Layer.build(SessionLogSql.layer({ table }).pipe(Layer.provide(Layer.fresh(PgTest.client)))),
+    Context.get(SessionLog.SessionLog)
+  )
+  const mine = yield* listening
+  const others = yield* listening
+  const seen: Array<number> = []
+  yield* Effect.forkScoped(Stream.runForEach(yield* mine.subscribe, ({ entry }) => Effect.sync(() => void seen.push(entry.seq))))
+  const until = (count: number) =>
+    Effect.suspend(() => seen.length >= count ? Effect.void : Effect.fail("not yet")).pipe(
+      Effect.retry(Schedule.spaced("10 millis")),
+      Effect.timeout("10 seconds")
+    )
+  return { mine, others, seen, table, until }
+})
+
 describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", () => {
   conformance("PostgreSQL", freshBackend)
 
@@ -71,22 +95,8 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
 
   it.live("a subscriber gets, in order, every entry another instance commits to a session this one appends to as well", () =>
     Effect.gen(function*() {
-      const table = PgTest.uniqueTable()
-      yield* PgTest.dropAfter(table)
-      const listening = (name: string) =>
-        Effect.map(Layer.build(SessionLogSql.layer({ table }).pipe(Layer.provide(Layer.fresh(PgTest.client)))), Context.get(SessionLog.SessionLog)).pipe(
-          Effect.withSpan(name)
-        )
-      const mine = yield* listening("mine")
-      const others = yield* listening("others")
-      const seen: Array<number> = []
-      yield* Effect.forkScoped(Stream.runForEach(yield* mine.subscribe, ({ entry }) => Effect.sync(() => void seen.push(entry.seq))))
+      const { mine, others, until, seen } = yield* twoListening
       const s = SessionId.decodeSync("both-append")
-      const until = (count: number) =>
-        Effect.suspend(() => seen.length >= count ? Effect.void : Effect.fail("not yet")).pipe(
-          Effect.retry(Schedule.spaced("10 millis")),
-          Effect.timeout("10 seconds")
-        )
       // The other instance's first commit is heard first: from then on, this one's commits to the
       // session must not let the other's go unpublished, however late their announcements come.
       yield* others.append(s, "other", { i: 0 })
@@ -101,19 +111,8 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
 
   it.live("a dropped LISTEN connection: what was committed while it was down reaches the subscriber once it listens again", () =>
     Effect.gen(function*() {
-      const table = PgTest.uniqueTable()
-      yield* PgTest.dropAfter(table)
-      const listening = Effect.map(Layer.build(SessionLogSql.layer({ table }).pipe(Layer.provide(Layer.fresh(PgTest.client)))), Context.get(SessionLog.SessionLog))
-      const mine = yield* listening
-      const others = yield* listening
-      const seen: Array<number> = []
-      yield* Effect.forkScoped(Stream.runForEach(yield* mine.subscribe, ({ entry }) => Effect.sync(() => void seen.push(entry.seq))))
+      const { others, seen, table, until } = yield* twoListening
       const s = SessionId.decodeSync("listen-dropped")
-      const until = (count: number) =>
-        Effect.suspend(() => seen.length >= count ? Effect.void : Effect.fail("not yet")).pipe(
-          Effect.retry(Schedule.spaced("10 millis")),
-          Effect.timeout("10 seconds")
-        )
       yield* others.append(s, "other", { i: 0 })
       yield* until(1)
       // The listener's connection is lost, and another process commits seq 1 (as the log does: the row
