@@ -56,8 +56,16 @@ export const make = (options: {
     }
   }
   // While hearing: this process's own commits that others' not yet heard of come before, read back
-  // with them (see `publishOwn`), in turn with the announcements.
+  // with them (see `publishOwn`), in turn with the announcements; and the own entries waiting for it.
   let catchUps: Queue.Queue<Announcement | Missed> | undefined
+  const waitingOwn = new Map<SessionId.SessionId, Array<SessionEvent.Entry>>()
+  /** After a session's announcement is handled: own entries its read didn't bring (it failed) go out now. */
+  const flushOwn = (session: SessionId.SessionId) => {
+    const own = waitingOwn.get(session)
+    if (own === undefined) return
+    waitingOwn.delete(session)
+    publish(session, own)
+  }
 
   /**
    * This process's commit. Others may have committed to the session in between, and their
@@ -69,6 +77,9 @@ export const make = (options: {
     const last = published.get(session)
     const first = entries[0]?.seq
     if (catchUps !== undefined && last !== undefined && first !== undefined && first > last + 1) {
+      const own = waitingOwn.get(session)
+      if (own === undefined) waitingOwn.set(session, [...entries])
+      else own.push(...entries)
       Queue.offerUnsafe(catchUps, { session, seq: entries.at(-1)!.seq, first: last + 1 })
     } else publish(session, entries)
   }
@@ -132,17 +143,20 @@ export const make = (options: {
     heard = own
     const ownCatchUps = yield* Queue.unbounded<Announcement | Missed>()
     catchUps = ownCatchUps
-    yield* Scope.addFinalizer(own, Effect.sync(() => {
-      if (catchUps === ownCatchUps) catchUps = undefined
-    }))
     yield* stream.pipe(
       Stream.merge(Stream.fromQueue(ownCatchUps)),
       Stream.runForEach((item) => {
         if ("_tag" in item) return missed
         const { entries, first, seq, session } = item
-        return SessionId.is(session) && Number.isInteger(seq) && valid(first) ? readingOn(announced(session, seq, first, entries)) : Effect.void
+        if (!(SessionId.is(session) && Number.isInteger(seq) && valid(first))) return Effect.void
+        return Effect.andThen(readingOn(announced(session, seq, first, entries)), Effect.sync(() => flushOwn(session)))
       }),
       Effect.catch(ended),
+      // However the hearing ends, own commits are published at once again, and those waiting go out.
+      Effect.ensuring(Effect.sync(() => {
+        if (catchUps === ownCatchUps) catchUps = undefined
+        for (const session of [...waitingOwn.keys()]) flushOwn(session)
+      })),
       Effect.forkIn(own)
     )
   })

@@ -6,7 +6,7 @@
  */
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Fiber, FileSystem, Layer, Logger, Path, type PlatformError, Scheduler, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, FileSystem, Layer, Logger, Path, type PlatformError, Schedule, Scheduler, Scope } from "effect"
 import { join } from "node:path"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 import * as Format from "../../../src/log/file/Format.ts"
@@ -64,6 +64,14 @@ const diskFullOnce = () => {
   })
   return { blocking, next: () => (armed = true) }
 }
+
+/** Waits (up to 10 s) for a warning: a checkpoint's retirement runs in the background, later on a busy machine. */
+const warned = (warnings: ReadonlyArray<string>) =>
+  Effect.suspend(() => warnings.length > 0 ? Effect.void : Effect.fail("no warning yet")).pipe(
+    Effect.retry(Schedule.spaced("5 millis")),
+    Effect.timeout("10 seconds"),
+    Effect.orElseSucceed(() => undefined)
+  )
 
 /** The journals in `directory`. */
 const journalsIn = (fs: FileSystem.FileSystem, directory: string) =>
@@ -160,6 +168,7 @@ describe("JournalCommitter", () => {
         assert.isUndefined(committer.commitBlocking({ session: "s", file: session, offset: i * line.length, bytes: line }, BlockingIo.node))
         yield* Effect.sleep("1 millis")
       }
+      yield* warned(warnings)
       assert.match(warnings[0] ?? "", /^SessionLogFile: .*\.wal kept: .*; it is removed on close$/)
       assert.isAtLeast((yield* journalsIn(real, directory)).length, 2, "the rotated journal stays beside the current one")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
@@ -195,6 +204,7 @@ describe("JournalCommitter", () => {
         assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: i * line.length, bytes: line }, BlockingIo.node))
         yield* Effect.sleep("1 millis")
       }
+      yield* warned(warnings)
       assert.match(warnings[0] ?? "", /\.wal kept: a session file it covers could not be synced/)
       assert.strictEqual(syncs, 1, "the retiring journal did not sync it")
       assert.include(yield* journalsIn(fs, directory), covering!, "the journal covering it stays, for recovery to replay")
