@@ -273,15 +273,19 @@ export const make = Effect.fnUntraced(function*(options: {
     )
   )
 
+  // Uninterruptible from the look at `flushing`: a caller that takes the flush on must run it, or
+  // every later append would wait on a flush no one runs.
   const append = (session: string, batch: ReadonlyArray<SessionLog.Prepared>): Effect.Effect<number, SessionLog.Failure> =>
-    Effect.suspend(() => {
-      const pending: Pending = { session, batch, done: Deferred.makeUnsafe() }
-      queue.push(pending)
-      if (flushing) return Deferred.await(pending.done)
-      // Nothing in flight: this caller stores the group on its own fiber. Uninterruptible: others wait on it.
-      flushing = true
-      return Effect.andThen(Effect.uninterruptible(outsideTransactions(flush)), Deferred.await(pending.done))
-    })
+    Effect.uninterruptibleMask((restore) =>
+      Effect.suspend(() => {
+        const pending: Pending = { session, batch, done: Deferred.makeUnsafe() }
+        queue.push(pending)
+        if (flushing) return restore(Deferred.await(pending.done))
+        // Nothing in flight: this caller stores the group on its own fiber; others wait on it.
+        flushing = true
+        return Effect.andThen(outsideTransactions(flush), restore(Deferred.await(pending.done)))
+      })
+    )
 
   return { append } as const
 })

@@ -10,10 +10,11 @@
  *   path) keep every session's seqs contiguous and every acknowledged append stored.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Latch, Layer, Scope, Stream } from "effect"
+import { Deferred, Effect, Exit, Fiber, Latch, Layer, Scheduler, Scope, Stream } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
+import * as Appender from "../../../src/log/sql/Appender.ts"
 import * as SessionLogSql from "../../../src/log/sql/SessionLogSql.ts"
 import { failureOf } from "../SessionLogConformance.ts"
 import * as PgTest from "./PgTest.ts"
@@ -83,6 +84,29 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered
       assert.deepStrictEqual((yield* rowsOf(table, "a")).map((row) => row.seq), [0, 1])
       assert.deepStrictEqual(yield* rowsOf(table, "b"), [], "nothing of the append that failed")
     }), 30_000)
+
+  it.live("an append interrupted wherever its fiber yields leaves the appender storing: the next append is answered", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      // Over the log's own table: the layer creates it.
+      yield* Layer.build(instance(table, {}))
+      const sql = yield* SqlClient.SqlClient
+      const appender = yield* Appender.make({ sql, table, channel: `${table}_commits` })
+      const prepared = (i: number) => [{ type: "n", time: 0, data: { i }, json: JSON.stringify({ i }) }]
+      for (let ops = 3; ops <= 24; ops++) {
+        for (let yields = 0; yields <= 3; yields++) {
+          const fiber = yield* Effect.forkChild(
+            appender.append("s", prepared(ops)).pipe(Effect.provideService(Scheduler.MaxOpsBeforeYield, ops))
+          )
+          for (let i = 0; i < yields; i++) yield* Effect.yieldNow
+          yield* Fiber.interrupt(fiber)
+          const next = yield* Effect.exit(appender.append("s", prepared(-ops)).pipe(Effect.timeout("5 seconds")))
+          assert.isTrue(Exit.isSuccess(next), `an append after one interrupted (ops ${ops}, ${yields} yields) was answered: ${String(next)}`)
+        }
+      }
+      const seqs = (yield* rowsOf(table, "s")).map((row) => row.seq)
+      assert.deepStrictEqual(seqs, seqs.map((_, i) => i))
+    }).pipe(Effect.provide(PgTest.client)), 60_000)
 
   it.live("the batches of several sessions that arrive while a statement is in flight go together in the next one", () =>
     Effect.gen(function*() {
