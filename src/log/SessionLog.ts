@@ -182,6 +182,10 @@ const invalidId = (method: string, session: unknown): SessionLogError => {
   return SessionLogError.fromReason({ method, session: id, reason: new InvalidSessionId({ detail: `${id} is not a SessionId` }) })
 }
 
+/** A payload the log can't store, refused before any I/O. */
+const refusedPayload = (session: SessionId.SessionId, detail: string) =>
+  Effect.fail(SessionLogError.fromReason({ method: "append", session, reason: new InvalidPayload({ detail }) }))
+
 /**
  * Builds the service from a backend's primitives. Needs a scope: subscriptions and the reader of
  * announcements live as long as it.
@@ -209,12 +213,9 @@ export const make = Effect.fnUntraced(function*(backend: Backend) {
     Clock.clockWith((clock) => {
       if (!SessionId.is(session)) return Effect.fail(invalidId("append", session))
       const encoded = Json.encode(type, data, backend.maxEventBytes)
-      const problem = "problem" in encoded ? encoded.problem : backend.refuse?.(type, encoded.json, encoded.copy)
-      if (problem !== undefined || "problem" in encoded) {
-        return Effect.fail(
-          SessionLogError.fromReason({ method: "append", session, reason: new InvalidPayload({ detail: problem ?? "" }) })
-        )
-      }
+      if ("problem" in encoded) return refusedPayload(session, encoded.problem)
+      const problem = backend.refuse?.(type, encoded.json, encoded.copy)
+      if (problem !== undefined) return refusedPayload(session, problem)
       return store(session, { type, time: clock.currentTimeMillisUnsafe(), data: encoded.copy, json: encoded.json })
     })
 

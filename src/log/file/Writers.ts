@@ -70,14 +70,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const clock = yield* Clock.Clock
   const held = new Map<SessionId.SessionId, Held>()
   const opening = yield* Semaphore.make(1)
-  // The writers live in a scope of their own. As the log closes, first an open under way finishes
-  // and no other starts (the finalizer after this, which runs before it), then the writers close:
+  // The writers live in a scope of their own. As the log closes, an open under way finishes first
+  // (the finalizer after this, which runs before it, waits for its permit), then the writers close:
   // an open running on into closed scopes would leave its lock behind, and use a file closed under it.
+  // No open starts once the log is closing (`open` looks).
   const writersScope = yield* Scope.fork(layerScope)
-  let closed = false
-  yield* Scope.addFinalizer(layerScope, opening.withPermit(Effect.sync(() => {
-    closed = true
-  })))
+  yield* Scope.addFinalizer(layerScope, opening.withPermit(Effect.void))
   let inFlight = 0
   // The session of the last batch started, when that was, and how many batches in a row it started.
   let lastSession: SessionId.SessionId | undefined
@@ -102,7 +100,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       const existing = held.get(session)
       if (existing !== undefined) return Effect.succeed(existing)
       return Effect.gen(function*() {
-        if (closed) return yield* Effect.fail(new StorageFailure({ detail: "the log is closed" }))
+        if (layerScope.state._tag === "Closed") return yield* Effect.fail(new StorageFailure({ detail: "the log is closed" }))
         const scope = yield* Scope.fork(writersScope)
         const writer = yield* Effect.gen(function*() {
           const lock = yield* Lock.acquire(fs, path.join(directory, Format.lockName(session)), options.self)

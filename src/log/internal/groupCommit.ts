@@ -14,6 +14,7 @@ import * as SessionEvent from "../SessionEvent.ts"
 import type * as SessionId from "../SessionId.ts"
 import type { Backend, Failure, Prepared } from "../SessionLog.ts"
 import { type SessionLogError, StorageFailure } from "../SessionLogError.ts"
+import { forkOrElse } from "./forkOrElse.ts"
 import { toError } from "./storageFailure.ts"
 
 interface Waiting {
@@ -113,12 +114,7 @@ export const make = (
       return Effect.succeed(result)
     }
     // Uninterruptible from its start: once it runs, `guarded` answers every append it holds.
-    return Effect.map(Effect.forkIn(lead(session, lane, next), scope, { uninterruptible: true }), (fiber) => {
-      fiber.addObserver((exit) => {
-        if (Exit.isFailure(exit)) abandoned(session, lane, next)
-      })
-      return result
-    })
+    return Effect.as(forkOrElse(lead(session, lane, next), scope, () => abandoned(session, lane, next), { uninterruptible: true }), result)
   }
 
   /**

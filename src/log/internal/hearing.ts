@@ -14,7 +14,7 @@ import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as SessionEvent from "../SessionEvent.ts"
 import * as SessionId from "../SessionId.ts"
-import type { Announcement, Backend, Failure, Missed } from "../SessionLog.ts"
+import type { Announcement, Backend, Failure } from "../SessionLog.ts"
 import type { SessionLogError } from "../SessionLogError.ts"
 import { toError } from "./storageFailure.ts"
 
@@ -57,7 +57,7 @@ export const make = (options: {
   }
   // While hearing: this process's own commits that others' not yet heard of come before, read back
   // with them (see `publishOwn`), in turn with the announcements; and the own entries waiting for it.
-  let catchUps: Queue.Queue<Announcement | Missed> | undefined
+  let catchUps: Queue.Queue<Announcement> | undefined
   const waitingOwn = new Map<SessionId.SessionId, Array<SessionEvent.Entry>>()
   /** After a session's announcement is handled: own entries its read didn't bring (it failed) go out now. */
   const flushOwn = (session: SessionId.SessionId) => {
@@ -141,7 +141,7 @@ export const make = (options: {
     )
     if (stream === undefined) return
     heard = own
-    const ownCatchUps = yield* Queue.unbounded<Announcement | Missed>()
+    const ownCatchUps = yield* Queue.unbounded<Announcement>()
     catchUps = ownCatchUps
     yield* stream.pipe(
       Stream.merge(Stream.fromQueue(ownCatchUps)),

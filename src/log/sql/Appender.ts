@@ -30,6 +30,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
+import { forkOrElse } from "../internal/forkOrElse.ts"
 import type * as SessionLog from "../SessionLog.ts"
 import { StorageFailure } from "../SessionLogError.ts"
 
@@ -174,22 +175,14 @@ export const make = Effect.fnUntraced(function*(options: {
       }))
 
   /**
-   * Runs `effect` on a fiber of the log's; if the log has closed, so that the fiber never starts
-   * (a closed scope gets an unstarted one), the appends it was to answer fail, saying so.
+   * Runs `effect` on a fiber of the log's; if the log has closed, so that the fiber never runs it,
+   * the appends it was to answer fail, saying so.
    */
-  const forked = (effect: Effect.Effect<void>, group: () => ReadonlyArray<Pending>, options?: { readonly uninterruptible: true }) => {
-    let started = false
-    return Effect.map(
-      Effect.forkIn(Effect.suspend(() => (started = true, effect)), scope, options),
-      (fiber) => {
-        fiber.addObserver(() => {
-          if (started) return
-          const failed = Exit.fail(new StorageFailure({ detail: "the log was closed before this append was stored" }))
-          for (const pending of group()) Deferred.doneUnsafe(pending.done, failed)
-        })
-      }
-    )
-  }
+  const forked = (effect: Effect.Effect<void>, group: () => ReadonlyArray<Pending>, options?: { readonly uninterruptible: true }) =>
+    forkOrElse(effect, scope, () => {
+      const failed = Exit.fail(new StorageFailure({ detail: "the log was closed before this append was stored" }))
+      for (const pending of group()) Deferred.doneUnsafe(pending.done, failed)
+    }, options)
 
   /** Stores a group; sessions whose lock was held elsewhere go on, on their own fiber, to wait for it. */
   const store = (group: ReadonlyArray<Pending>) =>
