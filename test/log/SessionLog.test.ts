@@ -387,53 +387,6 @@ describe("SessionLog.make, the core every backend is built on", () => {
     }))
 })
 
-describe("SessionLog.make: announcements a backend missed", () => {
-  it.effect("once the backend says it may have missed some, every session published from is read on, in order", () =>
-    Effect.gen(function*() {
-      const { backend, entries } = arrayBackend()
-      const missed = yield* Deferred.make<void>()
-      const log = yield* SessionLog.make({
-        ...backend,
-        announcements: Effect.succeed(
-          Stream.fromEffect(Deferred.await(missed)).pipe(Stream.map((): SessionLog.Missed => ({ _tag: "Missed" })))
-        )
-      })
-      const committed = yield* log.subscribe
-      const seen = yield* committed.pipe(Stream.take(3), Stream.runCollect, Effect.forkChild)
-      yield* log.append(session, "local", 0)
-      // Another process appends seqs 1 and 2 straight to the store; their announcements are lost.
-      entries.push(SessionEvent.makeEntry("remote", 1, 0, 1), SessionEvent.makeEntry("remote", 2, 0, 2))
-      yield* Deferred.succeed(missed, undefined)
-      assert.deepStrictEqual((yield* Fiber.join(seen)).map((c) => [c.entry.type, c.entry.seq]), [
-        ["local", 0],
-        ["remote", 1],
-        ["remote", 2]
-      ])
-    }))
-
-  it.effect("this process's commit past entries others committed, not yet heard of, comes after them, in order", () =>
-    Effect.gen(function*() {
-      const { backend, entries } = arrayBackend()
-      const announce = yield* Deferred.make<void>()
-      const log = yield* SessionLog.make({
-        ...backend,
-        announcements: Effect.succeed(Stream.fromEffect(Deferred.await(announce)).pipe(Stream.map(() => ({ session, seq: 1, first: 1 }))))
-      })
-      const committed = yield* log.subscribe
-      const seen = yield* committed.pipe(Stream.take(3), Stream.runCollect, Effect.forkChild)
-      yield* log.append(session, "local", 0)
-      // Another process commits seq 1; before its announcement is heard, this one commits seq 2.
-      entries.push(SessionEvent.makeEntry("remote", 1, 0, 1))
-      yield* log.append(session, "local", 2)
-      yield* Deferred.succeed(announce, undefined)
-      assert.deepStrictEqual((yield* Fiber.join(seen)).map((c) => [c.entry.type, c.entry.seq]), [
-        ["local", 0],
-        ["remote", 1],
-        ["local", 2]
-      ])
-    }))
-})
-
 describe("SessionLog.make: refusals and failures name the operation, the session and what happened", () => {
   /** A backend whose every primitive fails with `failure` once it is set; `calls` counts what reached it. */
   const failing = () => {

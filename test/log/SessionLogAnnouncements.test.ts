@@ -22,7 +22,7 @@ type Announcement = SessionLog.Announcement
 /** A log over a shared store, a subscriber to it, and what it logged. */
 const harness = Effect.gen(function*() {
   const store = Memory.backend()
-  const announcements = yield* Queue.unbounded<Announcement, Error>()
+  const announcements = yield* Queue.unbounded<Announcement | SessionLog.Missed, Error>()
   /** Every read the core asked of the store, as "session@fromSeq". */
   const reads: Array<string> = []
   /** Sessions whose reads fail, as a disk would. */
@@ -62,6 +62,8 @@ const harness = Effect.gen(function*() {
     /** A session's entries in the store, from `fromSeq` on, read past the core. */
     stored: (session: SessionId.SessionId, fromSeq: number) => Stream.runCollect(store.read(session, fromSeq)),
     endAnnouncements: (error: Error) => Queue.fail(announcements, error),
+    /** The backend says it may have missed announcements (its listener listens again). */
+    missed: Queue.offer(announcements, { _tag: "Missed" }),
     /** The next entry the subscriber gets, as "session seq" (waits for it). */
     next: Effect.map(Queue.take(seen), label),
     /**
@@ -236,6 +238,61 @@ describe("SessionLog.make: other processes' commits, as announced", () => {
         )
         assert.strictEqual((yield* h.log.append(local, "a", null)).seq, 0)
         assert.strictEqual(yield* h.next, "local 0")
+      })
+    ))
+})
+
+describe("SessionLog.make: this process's commits beside others' not yet heard of", () => {
+  it.effect("an own commit past entries others committed, not yet heard of, comes after them, in order", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      yield* h.log.append(local, "a", null)
+      assert.strictEqual(yield* h.next, "local 0")
+      yield* h.commit(local) // another process's seq 1, its announcement not heard
+      assert.strictEqual((yield* h.log.append(local, "b", null)).seq, 2)
+      assert.strictEqual(yield* h.next, "local 1")
+      assert.strictEqual(yield* h.next, "local 2")
+    }))
+
+  it.effect("once the backend says it may have missed some, every session published from is read on, in order", () =>
+    Effect.gen(function*() {
+      const h = yield* harness
+      yield* h.log.append(local, "a", null)
+      assert.strictEqual(yield* h.next, "local 0")
+      // Another process's seqs 1 and 2; their announcements are lost.
+      yield* h.commit(local)
+      yield* h.commit(local)
+      yield* h.missed
+      assert.strictEqual(yield* h.next, "local 1")
+      assert.strictEqual(yield* h.next, "local 2")
+    }))
+
+  it.effect("once the announcements have ended (failed), own commits past a gap are published at once again", () =>
+    withLogs((logged) =>
+      Effect.gen(function*() {
+        const h = yield* harness
+        yield* h.log.append(local, "a", null)
+        assert.strictEqual(yield* h.next, "local 0")
+        yield* h.endAnnouncements(new Error("connection lost"))
+        assert.match(yield* Queue.take(logged), /announcements of other processes' commits ended/)
+        yield* h.commit(local) // another process's seq 1, which no one announces now
+        assert.strictEqual((yield* h.log.append(local, "b", null)).seq, 2)
+        assert.strictEqual((yield* h.log.append(local, "c", null)).seq, 3)
+        assert.deepStrictEqual((yield* h.rest).filter((r) => r.startsWith("local")), ["local 2", "local 3"])
+      })
+    ))
+
+  it.effect("an own commit past a gap whose read-back fails goes out all the same, past the gap", () =>
+    withLogs((logged) =>
+      Effect.gen(function*() {
+        const h = yield* harness
+        yield* h.log.append(local, "a", null)
+        assert.strictEqual(yield* h.next, "local 0")
+        yield* h.commit(local) // another process's seq 1, not yet heard of
+        h.unreadable.add(local)
+        assert.strictEqual((yield* h.log.append(local, "b", null)).seq, 2)
+        assert.strictEqual(yield* h.next, "local 2")
+        assert.match(yield* Queue.take(logged), /can't read a commit/)
       })
     ))
 })
