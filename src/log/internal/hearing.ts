@@ -14,9 +14,17 @@ import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as SessionEvent from "../SessionEvent.ts"
 import * as SessionId from "../SessionId.ts"
-import type { Announcement, Backend, Failure } from "../SessionLog.ts"
+import type { Backend, Failure } from "../SessionLog.ts"
 import type { SessionLogError } from "../SessionLogError.ts"
 import { toError } from "./storageFailure.ts"
+
+/** A read-back of this process's own commit past a gap (see `publishOwn`), queued with the announcements. */
+interface CatchUp {
+  readonly _tag: "CatchUp"
+  readonly session: SessionId.SessionId
+  readonly seq: number
+  readonly first: number
+}
 
 /** Whether `entries` run on, seq by seq, from at most `from` to exactly `seq`. */
 const covers = (entries: ReadonlyArray<SessionEvent.Entry>, from: number, seq: number): boolean => {
@@ -57,14 +65,20 @@ export const make = (options: {
   }
   // While hearing: this process's own commits that others' not yet heard of come before, read back
   // with them (see `publishOwn`), in turn with the announcements; and the own entries waiting for it.
-  let catchUps: Queue.Queue<Announcement> | undefined
+  let catchUps: Queue.Queue<CatchUp> | undefined
   const waitingOwn = new Map<SessionId.SessionId, Array<SessionEvent.Entry>>()
-  /** After a session's announcement is handled: own entries its read didn't bring (it failed) go out now. */
-  const flushOwn = (session: SessionId.SessionId) => {
+  /**
+   * Once a catch-up up to `upTo` is done: the own entries up to there that its read didn't bring (it
+   * failed) go out now; those after it wait for their own.
+   */
+  const flushOwn = (session: SessionId.SessionId, upTo: number) => {
     const own = waitingOwn.get(session)
     if (own === undefined) return
-    waitingOwn.delete(session)
-    publish(session, own)
+    const due = own.filter((entry) => entry.seq <= upTo)
+    const later = own.filter((entry) => entry.seq > upTo)
+    if (later.length === 0) waitingOwn.delete(session)
+    else waitingOwn.set(session, later)
+    publish(session, due)
   }
 
   /**
@@ -80,7 +94,7 @@ export const make = (options: {
       const own = waitingOwn.get(session)
       if (own === undefined) waitingOwn.set(session, [...entries])
       else own.push(...entries)
-      Queue.offerUnsafe(catchUps, { session, seq: entries.at(-1)!.seq, first: last + 1 })
+      Queue.offerUnsafe(catchUps, { _tag: "CatchUp", session, seq: entries.at(-1)!.seq, first: last + 1 })
     } else publish(session, entries)
   }
 
@@ -141,21 +155,24 @@ export const make = (options: {
     )
     if (stream === undefined) return
     heard = own
-    const ownCatchUps = yield* Queue.unbounded<Announcement>()
+    const ownCatchUps = yield* Queue.unbounded<CatchUp>()
     catchUps = ownCatchUps
     yield* stream.pipe(
       Stream.merge(Stream.fromQueue(ownCatchUps)),
       Stream.runForEach((item) => {
-        if ("_tag" in item) return missed
+        if ("_tag" in item) {
+          if (item._tag === "Missed") return missed
+          // An own commit, read back with what fills the gap before it; if that read fails, it goes out all the same.
+          return Effect.andThen(readingOn(announced(item.session, item.seq, item.first, undefined)), Effect.sync(() => flushOwn(item.session, item.seq)))
+        }
         const { entries, first, seq, session } = item
-        if (!(SessionId.is(session) && Number.isInteger(seq) && valid(first))) return Effect.void
-        return Effect.andThen(readingOn(announced(session, seq, first, entries)), Effect.sync(() => flushOwn(session)))
+        return SessionId.is(session) && Number.isInteger(seq) && valid(first) ? readingOn(announced(session, seq, first, entries)) : Effect.void
       }),
       Effect.catch(ended),
       // However the hearing ends, own commits are published at once again, and those waiting go out.
       Effect.ensuring(Effect.sync(() => {
         if (catchUps === ownCatchUps) catchUps = undefined
-        for (const session of [...waitingOwn.keys()]) flushOwn(session)
+        for (const session of [...waitingOwn.keys()]) flushOwn(session, Number.POSITIVE_INFINITY)
       })),
       Effect.forkIn(own)
     )
