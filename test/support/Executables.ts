@@ -15,3 +15,6 @@ export const appender = join(dir, "appender.js")
 
 /** `test/fixtures/sql-appender.ts`: appends to a PostgreSQL session. */
 export const sqlAppender = join(dir, "sql-appender.js")
+
+/** `test/fixtures/io-thread-idle.ts`: commits a batch through a journal I/O thread and leaves it idle. */
+export const ioThreadIdle = join(dir, "io-thread-idle.js")

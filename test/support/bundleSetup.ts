@@ -26,7 +26,8 @@ export default async function setup(project: TestProject) {
     input: {
       "todo-write": source("src/cli/bin.ts"),
       appender: source("test/fixtures/appender.ts"),
-      "sql-appender": source("test/fixtures/sql-appender.ts")
+      "sql-appender": source("test/fixtures/sql-appender.ts"),
+      "io-thread-idle": source("test/fixtures/io-thread-idle.ts")
     },
     platform: "node",
     logLevel: "warn",

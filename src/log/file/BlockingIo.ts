@@ -121,7 +121,7 @@ export const BlockingIo = Context.Reference<Blocking | undefined>("effect-todo-w
 })
 
 /** A Node system error as `FileSystem` reports it, so both ways fail alike. */
-const systemError = (method: string, syscall: string, pathOrDescriptor: string) => (cause: unknown) => {
+export const systemError = (method: string, syscall: string, pathOrDescriptor: string) => (cause: unknown) => {
   const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
   return PlatformError.systemError({
     _tag: code === "ENOENT" ? "NotFound" : code === "EACCES" || code === "EPERM" ? "PermissionDenied" : "Unknown",

@@ -1,8 +1,9 @@
 /**
  * This log instance's write-ahead journal, in journal mode: a committer fiber takes every batch that
  * session writers hand it, writes them with one write and makes them durable with one fsync, then
- * answers them all. A lone batch, arriving while the committer is idle, is written and synced by its
- * own caller instead, with blocking calls (`commitBlocking`), with no hop to the committer. Once a
+ * answers them all; with Node's file system, through its I/O thread, which also writes them to their
+ * session files (`IoThread`, `JournalRound`). A lone batch, arriving while the committer is idle, is
+ * written and synced by its own caller instead, with blocking calls (`commitBlocking`). Once a
  * journal holds `checkpointBytes`, a new one takes over (opened by the committer), and in the
  * background the session files the old one covers are fsynced and the old one is removed: no append
  * waits for that. (Batches handed to the committer while it opens the next journal wait for it.)
@@ -24,7 +25,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
+import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
 import type * as Path from "effect/Path"
 import type * as PlatformError from "effect/PlatformError"
@@ -33,35 +34,39 @@ import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import { StorageFailure } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
+import type * as IoCalls from "./IoCalls.ts"
+import * as IoThread from "./IoThread.ts"
 import * as Journal from "./Journal.ts"
 import * as JournalFile from "./JournalFile.ts"
+import * as JournalRound from "./JournalRound.ts"
 import type * as Owner from "./Owner.ts"
 import * as RegularFile from "./RegularFile.ts"
 
 /** What a journal commit fails with. */
 export type Error = PlatformError.PlatformError | StorageFailure
 
-interface Chunk {
-  readonly session: string
-  readonly file: FileSystem.File
-  readonly offset: number
-  /** The batch's lines, as written to the session file. */
-  readonly bytes: Uint8Array
-  /** Answers the batch's append: resumes its fiber. */
-  readonly done: (exit: Exit.Exit<void, Error>) => void
-}
+type Chunk = JournalRound.Chunk
+
+/** A batch a writer hands over, and the batch its round writes to the session file too. */
+type Batch = Omit<Chunk, "done" | "write" | "id">
+type Writing = Batch & { readonly write: IoCalls.Write }
 
 /** The journal as session writers use it. */
 export interface Committer {
   /** Makes a batch already written to its session file durable: answers once the journal is synced. */
-  readonly commit: (chunk: Omit<Chunk, "done">) => Effect.Effect<void, Error>
+  readonly commit: (chunk: Batch) => Effect.Effect<void, Error>
+  /**
+   * With an I/O thread: checks the batch's lock, writes it to its session file, makes it durable and
+   * checks the session file, all on the thread, in a round with the others' (see `IoThread`).
+   */
+  readonly commitWriting: ((chunk: Writing) => Effect.Effect<IoCalls.Answer, Error>) | undefined
   /** Whether `commitBlocking` may run: the committer is not at work, and the journal takes blocking calls. */
   readonly idle: () => boolean
   /**
    * The same for a lone batch, at once, on the calling thread with blocking calls, while `idle`:
    * `undefined` once the journal is synced, or the failure.
    */
-  readonly commitBlocking: (chunk: Omit<Chunk, "done">, blocking: BlockingIo.Blocking) => Error | undefined
+  readonly commitBlocking: (chunk: Batch, blocking: BlockingIo.Blocking) => Error | undefined
   /** A writer closing: its file's journaled batches become durable in the file itself. */
   readonly release: (file: FileSystem.File) => Effect.Effect<void>
 }
@@ -79,6 +84,8 @@ export const make = Effect.fnUntraced(function*(
     readonly checkpointBytes: number
     /** How the committer writes and syncs the journal. */
     readonly io: BlockingIo.Io
+    /** Rounds make their system calls on a thread of their own (Node's file system only), or with these calls. */
+    readonly thread?: { readonly calls: IoCalls.Calls | undefined } | undefined
   }
 ) {
   const generations = new Set<Generation>()
@@ -115,7 +122,7 @@ export const make = Effect.fnUntraced(function*(
   let upkeepRequested = false
 
   /** After records are durable in a generation: it has grown, and covers their session files. */
-  const stored = (generation: Generation, batch: ReadonlyArray<Omit<Chunk, "done">>, bytes: number) => {
+  const stored = (generation: Generation, batch: ReadonlyArray<Batch>, bytes: number) => {
     generation.size += bytes
     for (const chunk of batch) generation.dirty.add(chunk.file)
   }
@@ -182,7 +189,7 @@ export const make = Effect.fnUntraced(function*(
   }
 
   /** Writes chunks to the journal with one write and syncs it; a failed write is cut. The committer's. */
-  const store = (batch: ReadonlyArray<Omit<Chunk, "done">>, io: BlockingIo.Io): Effect.Effect<void, Error> =>
+  const store = (batch: ReadonlyArray<Batch>, io: BlockingIo.Io): Effect.Effect<void, Error> =>
     Effect.gen(function*() {
       if (broken !== undefined) return yield* Effect.fail(broken)
       const generation = current
@@ -203,7 +210,7 @@ export const make = Effect.fnUntraced(function*(
   const idle = () => !busy && BlockingIo.descriptorOf(current.file) !== undefined
 
   /** The same as `store` for one chunk, with blocking calls, while the committer is idle. */
-  const storeBlocking = (chunk: Omit<Chunk, "done">, blocking: BlockingIo.Blocking): Error | undefined => {
+  const storeBlocking = (chunk: Batch, blocking: BlockingIo.Blocking): Error | undefined => {
     const generation = current
     const fd = BlockingIo.descriptorOf(generation.file)
     // Never beside the committer's own writes (a caller checks `idle` first; this holds it to that).
@@ -226,12 +233,17 @@ export const make = Effect.fnUntraced(function*(
     return undefined
   }
 
+  const threaded = options.thread !== undefined && BlockingIo.descriptorOf(current.file) !== undefined
+  const thread = threaded ? yield* IoThread.make(scope, options.thread.calls) : undefined
+  const durable: Exit.Exit<IoCalls.Answer> = Exit.succeed({ _tag: "Durable", found: undefined, fault: undefined })
   /** Stores chunks together and answers each: resumes its fiber. */
   const answer = (batch: ReadonlyArray<Chunk>) =>
-    Effect.flatMap(Effect.exit(writing(store(batch, options.io))), (exit) =>
-      Effect.sync(() => {
-        for (const chunk of batch) chunk.done(exit)
-      }))
+    thread !== undefined
+      ? writing(JournalRound.run(batch, current, thread, { broken: () => broken, afterCut, stored }))
+      : Effect.flatMap(Effect.exit(writing(store(batch, options.io))), (exit) =>
+        Effect.sync(() => {
+          for (const chunk of batch) chunk.done(Exit.isSuccess(exit) ? durable : Exit.failCause(exit.cause))
+        }))
 
   /**
    * One round of the committer: the batches that gathered, stored together and answered, then
@@ -245,12 +257,16 @@ export const make = Effect.fnUntraced(function*(
       return Effect.andThen(answer(batch), upkeep)
     }).pipe(Effect.uninterruptible)
 
+  let handed = 0
   // The appending fiber waits for the round that stores its chunk: no Deferred, no effect to offer.
-  const commit = (chunk: Omit<Chunk, "done">) =>
-    Effect.callback<void, Error>((resume) => {
-      if (!Queue.offerUnsafe(queue, { ...chunk, done: resume })) {
-        resume(Effect.fail(new StorageFailure({ detail: `the journal in ${directory} is closed: the log was closed` })))
+  const handOver = (chunk: Batch, write: IoCalls.Write | undefined) =>
+    Effect.callback<IoCalls.Answer, Error>((resume) => {
+      const item: Chunk = { ...chunk, id: handed++, write, done: resume }
+      if (!Queue.offerUnsafe(queue, item)) {
+        return resume(Effect.fail(new StorageFailure({ detail: `the journal in ${directory} is closed: the log was closed` })))
       }
+      // Only once queued: a batch refused is never written.
+      if (thread !== undefined) JournalRound.handOver(thread, item)
     })
 
   // On close, after every writer has synced its file, journals with nothing left to cover go.
@@ -270,7 +286,8 @@ export const make = Effect.fnUntraced(function*(
   yield* Queue.takeAll(queue).pipe(Effect.flatMap(round), Effect.forever, Effect.forkIn(scope))
 
   return {
-    commit,
+    commit: (chunk) => Effect.asVoid(handOver(chunk, undefined)),
+    commitWriting: thread === undefined ? undefined : (chunk) => handOver(chunk, chunk.write),
     idle,
     commitBlocking: storeBlocking,
     // Its file closes next: if it can't be synced, the journals covering it stay (see `JournalFile.unsyncable`).

@@ -44,6 +44,9 @@ export interface Held {
    * was removed, or replaced (its path names another inode, even a copy with the same content).
    */
   readonly verify: (found: BlockingIo.Identity | undefined) => OwnershipLost | undefined
+  /** The lock file's device and inode: what `verify` compares with (for checks made elsewhere, see `IoThread`). */
+  readonly dev: bigint
+  readonly ino: bigint | undefined
   /** The same, looking at the lock's path through `io`. */
   readonly check: (io: BlockingIo.Io) => Effect.Effect<void, OwnershipLost | PlatformError.PlatformError>
 }
@@ -105,6 +108,8 @@ export const acquire = (
         return {
           path,
           verify,
+          dev: mine.dev,
+          ino: Option.getOrUndefined(mine.ino),
           check: (io) =>
             Effect.flatMap(io.lstat(path), (found) => {
               const lost = verify(found)

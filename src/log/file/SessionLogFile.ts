@@ -18,9 +18,8 @@
  *   checkpoints. A dead process's journal is replayed when the directory is next opened or one of its
  *   sessions is taken over.
  *
- * The parts: `Format` (lines and checksums), `Scanner` and `Reader` (reading), `Writer` (appending),
- * `Lock`, `Journal`, `JournalFile`, `JournalCommitter` and `Recovery` (journal mode); this module wires them.
- *
+ * The parts: `Format` (lines and checksums), `Scanner` and `Reader` (reading), `Writer` (appending), `Lock`,
+ * `Journal`, `JournalFile`, `JournalCommitter`, `JournalRound`, `IoThread` and `Recovery` (journal mode).
  * @since 0.2.0
  */
 import * as Duration from "effect/Duration"
@@ -38,6 +37,7 @@ import * as SessionLog from "../SessionLog.ts"
 import { InvalidOptions, type InvariantViolation, SessionLogError } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
 import * as Format from "./Format.ts"
+import * as IoThread from "./IoThread.ts"
 import * as JournalCommitter from "./JournalCommitter.ts"
 import * as Lock from "./Lock.ts"
 import * as Owner from "./Owner.ts"
@@ -231,11 +231,11 @@ export const layerFileSystem = (
       // Acknowledged appends a dead process left only in its journal go into their files first.
       yield* Recovery.recoverAll(fs, path, directory, self).pipe(Effect.mapError(SessionLog.toError("recover")))
       const { alone: blocking, shared } = BlockingIo.choose(fs, yield* BlockingIo.BlockingIo, valid.blocking !== false)
-      const journal = valid.journal === undefined || valid.journal === false
-        ? undefined
+      const journal = valid.journal === undefined || valid.journal === false ? undefined
         : yield* JournalCommitter.make(fs, path, directory, layerScope, self, {
           checkpointBytes: (typeof valid.journal === "object" ? valid.journal.checkpointBytes : undefined) ?? 4 * 1024 * 1024,
-          io: shared
+          io: shared,
+          thread: blocking === BlockingIo.node ? { calls: yield* IoThread.ThreadCalls } : undefined
         }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
 
       const writers = yield* Writers.make({

@@ -2,21 +2,20 @@
  * Appending to one session file. A writer exists while this process holds the session's lock: it
  * knows where the committed end is, writes each batch the log core hands it with one write, and
  * answers only once the batch is durable, by an fsync of the file or, in journal mode, of the
- * shared journal.
- *
- * Before each batch it checks that its lock file is still its own, and after the batch is durable
- * that the session file at its path is still the one it holds, ending where its batch ends: a lock
- * removed by hand, or a session file deleted, replaced or appended to by someone else, stops the
+ * shared journal. Before each batch it checks that its lock file is still its own, and after the
+ * write that the session file at its path is still the one it holds, ending where its batch ends: a
+ * lock removed by hand, or a session file deleted, replaced or appended to by someone else, stops the
  * writer (`OwnershipLost`) instead of acknowledging appends another writer may interleave with, or
  * that went to a deleted file. Two `lstat`s per batch, none per entry (a lone batch checks the
  * session file without one, see `BlockingIo.Blocking.stillAt`).
  *
- * A lone batch (no other session appending) is written at once (`appendNow`), with blocking calls
- * through `BlockingIo`, as one synchronous step, and in journal mode writes and syncs the journal
- * itself, with no hop to the committer. A batch beside others' (`appendShared`) makes the same
- * blocking calls in place, in one step before and one after what makes it durable (the journal's
- * commit, or an fsync through the thread pool).
+ * A lone batch (no other session appending) is written at once (`appendNow`), with blocking calls,
+ * as one synchronous step, and in journal mode writes and syncs the journal itself. A batch beside
+ * others' (`appendShared`) makes the same blocking calls in place, before and after what makes it
+ * durable (an fsync through the thread pool), or in journal mode hands them all to the journal's
+ * I/O thread (`IoThread`).
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
@@ -26,6 +25,7 @@ import type * as SessionLog from "../SessionLog.ts"
 import { OwnershipLost } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
 import * as Format from "./Format.ts"
+import * as IoCalls from "./IoCalls.ts"
 import type * as JournalCommitter from "./JournalCommitter.ts"
 import type * as Lock from "./Lock.ts"
 import * as RegularFile from "./RegularFile.ts"
@@ -59,10 +59,7 @@ export const open = Effect.fnUntraced(function*(
   return { path, file, lock, opened, end, lost: undefined } satisfies Writer
 })
 
-/**
- * Why the session file at the writer's path (`found`, its `lstat`) is no longer what this writer
- * wrote, ending at `end`, if it isn't.
- */
+/** Why the session file at the writer's path (`found`, its `lstat`) is no longer what it wrote, ending at `end`. */
 const displacement = (writer: Writer, found: BlockingIo.Identity | undefined, end: number): string | undefined =>
   found === undefined
     ? "was deleted while this process appended to it"
@@ -106,11 +103,11 @@ const uncut = (writer: Writer) =>
   new OwnershipLost({ path: writer.path, detail: "a failed write could not be cut from the file; reopening the log repairs it" })
 
 /**
- * Writes a batch after the writer's end and makes it durable, through `io`: each call an effect,
- * the fsync (or the journal's committer) through the thread pool; where blocking calls are turned
- * off, or a file has no descriptor (see `appendShared`). Answers the seq of its first
- * entry. A batch that fails is cut from the file; if it can't be, the writer stops
- * (`OwnershipLost`) rather than append after bytes it can't account for.
+ * Writes a batch after the writer's end and makes it durable, through `io`: each call an effect, the
+ * fsync (or the journal's committer) through the thread pool; where blocking calls are turned off, or
+ * a file has no descriptor (see `appendShared`). Answers the seq of its first entry. A batch that fails
+ * is cut from the file; if it can't be, the writer stops (`OwnershipLost`) rather than append after
+ * bytes it can't account for.
  */
 export const append = Effect.fnUntraced(function*(
   session: string,
@@ -244,6 +241,7 @@ export const appendShared = (
   Effect.suspend(() => {
     const fd = BlockingIo.descriptorOf(writer.file)
     if (blocking === undefined || fd === undefined) return append(session, writer, batch, io, journal)
+    if (journal?.commitWriting !== undefined) return appendThrough(session, writer, batch, fd, journal.commitWriting)
     const begun = begin(writer, batch, blocking)
     if (Result.isFailure(begun)) return Effect.fail(begun.failure)
     const { bytes, start } = begun.success
@@ -253,14 +251,47 @@ export const appendShared = (
       : journal === undefined
       ? Effect.mapError(io.sync(writer.file, writer.path), RegularFile.atPath(writer.path))
       : journal.commit({ session, file: writer.file, offset: start.offset, bytes })
-    return Effect.flatMap(Effect.exit(durable), (exit) => {
-      if (Exit.isSuccess(exit)) return Effect.fromResult(finish(writer, fd, start, batch.length, bytes.length, blocking, false))
-      // Not durable: cut from the session file (see `append`), through the thread pool.
-      return Effect.andThen(
-        Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)).pipe(
-          Effect.tap((cut) => Exit.isFailure(cut) ? Effect.sync(() => writer.lost = uncut(writer)) : Effect.void)
-        ),
-        Effect.failCause(exit.cause)
-      )
-    })
+    return Effect.flatMap(Effect.exit(durable), (exit) =>
+      Exit.isSuccess(exit)
+        ? Effect.fromResult(finish(writer, fd, start, batch.length, bytes.length, blocking, false))
+        : cutThenFail(writer, start, exit.cause))
   })
+
+/** Not durable: cut from the session file (see `append`), through the thread pool. */
+const cutThenFail = <E>(writer: Writer, start: Scanner.Position, cause: Cause.Cause<E>) =>
+  Effect.andThen(
+    Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)).pipe(
+      Effect.tap((cut) => Exit.isFailure(cut) ? Effect.sync(() => writer.lost = uncut(writer)) : Effect.void)
+    ),
+    Effect.failCause(cause)
+  )
+
+/**
+ * `appendShared` through the journal's I/O thread, which makes the lock check, the write, the check after
+ * it and the journal's commit, in a round with others' batches; what it found is judged here, as `finish` does.
+ */
+const appendThrough = (
+  session: string,
+  writer: Writer,
+  batch: ReadonlyArray<SessionLog.Prepared>,
+  fd: number,
+  commitWriting: NonNullable<JournalCommitter.Committer["commitWriting"]>
+): Effect.Effect<number, Failure> => {
+  if (writer.lost !== undefined) return Effect.fail(writer.lost)
+  const { end: start, lock, path } = writer
+  const bytes = linesOf(batch, start)
+  const write = { fd, path, lock: lock.path, lockDev: lock.dev, lockIno: lock.ino }
+  const committed = commitWriting({ session, file: writer.file, offset: start.offset, bytes, write })
+  return Effect.flatMap(Effect.exit(committed), (exit): Effect.Effect<number, Failure> => {
+    if (Exit.isFailure(exit)) return cutThenFail(writer, start, exit.cause)
+    const outcome = exit.value
+    if (outcome._tag === "LockFailed") return Effect.fail(IoCalls.toPlatformError(outcome.fault, lock.path))
+    // The thread compared the lock's identity as `verify` does: it finds the same.
+    const replaced = () => new OwnershipLost({ path: lock.path, detail: "was replaced while this process held it" })
+    if (outcome._tag === "LockNotHeld") return Effect.fail(lose(writer, lock.verify(outcome.found) ?? replaced()))
+    if (outcome._tag === "WriteFailed") return cutThenFail(writer, start, Cause.fail(IoCalls.toPlatformError(outcome.fault, path)))
+    const problem = outcome.fault !== undefined ? uncheckable(outcome.fault) : displacement(writer, outcome.found, start.offset + bytes.length)
+    if (problem !== undefined) return Effect.fail(lose(writer, new OwnershipLost({ path, detail: problem })))
+    return Effect.succeed(advance(writer, start, batch.length, bytes.length))
+  })
+}

@@ -1,0 +1,136 @@
+/**
+ * The system calls of the journal's shared appends, on a thread of their own. While sessions append
+ * concurrently, each batch's calls (its lock's `lstat`, its write, the session file's `lstat`) cost
+ * the event loop's thread more than the JavaScript around them (at 128 sessions on a 2-vCPU VM,
+ * ~45-60 µs of its CPU per append with them, ~20 µs without). Batches go to the thread as writers
+ * hand them over, in groups of `groupSize` (a message wakes the thread with a system call), each
+ * with its journal record in a transferred buffer; the thread makes their calls while the event
+ * loop's thread prepares the next. The committer's round then has it commit every batch handed over
+ * up to its last: one `writev` of their records to the journal, one fdatasync, one answer. What the
+ * checks mean stays with the writers (`Writer`): the thread reports identities and failures.
+ *
+ * The session file is looked at right after the batch's write, not after the journal's sync: it
+ * proves the same (the path named this writer's file, ending where its batch ends, at a moment after
+ * the write), as nothing after the check is watched either way.
+ *
+ * The thread starts with the first batch and is referenced only while a commit is in flight (an idle
+ * log keeps no process alive). If it stops, the commit in flight fails (the committer cuts the
+ * journal, the writers their files), so do the batches it held, and later ones make the same calls
+ * on the event loop's thread (`IoCalls.ioWith`).
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Scope from "effect/Scope"
+import * as fs from "node:fs"
+import { Worker } from "node:worker_threads"
+import { StorageFailure } from "../SessionLogError.ts"
+import * as IoCalls from "./IoCalls.ts"
+
+const source = `"use strict"
+const { parentPort } = require("node:worker_threads")
+const io = (${IoCalls.ioWith.toString()})(require("node:fs"))
+parentPort.on("message", (message) => {
+  if (message.kind === "commit") return parentPort.postMessage(io.commit(message.upTo, message.fd, message.position))
+  for (const handed of message.handed) io.write(handed)
+})`
+
+const groupSize = 16
+
+/** Hands batches to the thread, and commits them; in place once the thread has stopped. */
+export interface IoThread {
+  readonly write: (handed: IoCalls.Handed) => void
+  /** Commits every batch handed over up to `upTo` (see `IoCalls.ioWith`); a batch the stopped thread held is missing from the answer. */
+  readonly commit: (upTo: number, fd: number, position: number) => Effect.Effect<IoCalls.Response, StorageFailure>
+  /** Whether the thread is running. */
+  readonly threaded: () => boolean
+}
+
+/**
+ * The calls the journal's I/O thread makes; `undefined`: Node's, on the thread. Tests provide ones
+ * that fail: they are made in place, on the event loop's thread.
+ *
+ * @since 0.2.0
+ * @category references
+ */
+export const ThreadCalls = Context.Reference<IoCalls.Calls | undefined>("effect-todo-write/file/IoThreadCalls", {
+  defaultValue: () => undefined
+})
+
+/** An I/O thread, started with the first batch and stopped with `scope`; or, given `calls`, those made in place. */
+export const make = (scope: Scope.Scope, calls?: IoCalls.Calls): Effect.Effect<IoThread> =>
+  Effect.gen(function*() {
+    let worker: Worker | undefined
+    let stopped: string | undefined = calls === undefined ? undefined : "calls were given"
+    // Once the thread has stopped, the same calls on this thread.
+    const inPlace = IoCalls.ioWith(calls ?? fs)
+    let pending: ((response: IoCalls.Response | string) => void) | undefined
+    // Why it stopped, until said once (the calls then block the event loop's thread, fsyncs included).
+    let unsaid: string | undefined
+    const stop = (why: string) => {
+      if (stopped === undefined) unsaid = why
+      stopped ??= why
+      worker = undefined
+      const resume = pending
+      pending = undefined
+      resume?.(why)
+    }
+    const start = (): Worker => {
+      const started = new Worker(source, { eval: true })
+      started.unref()
+      started.on("message", (response: IoCalls.Response) => {
+        started.unref()
+        const resume = pending
+        pending = undefined
+        resume?.(response)
+      })
+      started.on("error", (error) => stop(`the journal's I/O thread failed: ${error.message}`))
+      started.on("exit", (code) => stop(`the journal's I/O thread exited (code ${code})`))
+      return started
+    }
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.suspend(() => {
+        const running = worker
+        stopped ??= "the log was closed"
+        worker = undefined
+        return running === undefined ? Effect.void : Effect.promise(() => running.terminate())
+      })
+    )
+    // Handed over in groups: each message wakes the thread with a system call, dear here.
+    let group: Array<IoCalls.Handed> = []
+    const flush = () => {
+      if (group.length === 0) return
+      const thread = worker ??= start()
+      const handed = group
+      group = []
+      thread.postMessage({ kind: "write", handed }, handed.map((h) => h.buffer.buffer as ArrayBuffer))
+    }
+    const write = (handed: IoCalls.Handed) => {
+      if (stopped !== undefined) return inPlace.write(handed)
+      group.push(handed)
+      if (group.length >= groupSize) flush()
+    }
+    const commit = (upTo: number, fd: number, position: number): Effect.Effect<IoCalls.Response, StorageFailure> =>
+      Effect.suspend(() => {
+        if (stopped === undefined) flush()
+        const thread = worker
+        if (thread === undefined) {
+          // Batches not yet sent when it stopped are written here; those it held are missing from the answer.
+          for (const handed of group.splice(0)) inPlace.write(handed)
+          const said = unsaid === undefined ? Effect.void : Effect.logWarning(`SessionLogFile: ${unsaid}; its calls are made in place`)
+          unsaid = undefined
+          return Effect.andThen(said, Effect.sync(() => inPlace.commit(upTo, fd, position)))
+        }
+        return Effect.callback<IoCalls.Response, StorageFailure>((resume) => {
+          pending = (response) =>
+            resume(
+              typeof response === "string"
+                ? Effect.fail(new StorageFailure({ detail: `${response}; what it wrote is undone` }))
+                : Effect.succeed(response)
+            )
+          thread.ref()
+          thread.postMessage({ kind: "commit", upTo, fd, position })
+        })
+      })
+    return { write, commit, threaded: () => worker !== undefined }
+  })

@@ -1,0 +1,155 @@
+import { assert, describe, it } from "@effect/vitest"
+import { NodeServices } from "@effect/platform-node"
+import { Effect, Exit, FileSystem, Layer, Scope, Stream } from "effect"
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import { join } from "node:path"
+import type * as IoCalls from "../../../src/log/file/IoCalls.ts"
+import * as IoThread from "../../../src/log/file/IoThread.ts"
+import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import * as SessionId from "../../../src/log/SessionId.ts"
+import * as SessionLog from "../../../src/log/SessionLog.ts"
+import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
+import * as Executables from "../../support/Executables.ts"
+import { failureOf } from "../SessionLogConformance.ts"
+import { fileOf, todo, withDirectory } from "./FileTest.ts"
+
+const encoder = new TextEncoder()
+const batch = (id: number, text: string): IoCalls.Handed => ({ id, buffer: encoder.encode(text), lines: 0, write: undefined })
+
+describe("IoThread", () => {
+  it.effect("makes the calls on a thread of its own, in the order handed over, and stops with its scope", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const thread = yield* IoThread.make(scope)
+        const journalPath = join(directory, "journal.wal")
+        const journal = fs.openSync(journalPath, "w")
+        // More than one group's worth, and a last group sent by the commit itself.
+        const texts = Array.from({ length: 40 }, (_, i) => `batch ${i}\n`)
+        texts.forEach((text, i) => thread.write(batch(i, text)))
+        const first = yield* thread.commit(24, journal, 0)
+        assert.isTrue(thread.threaded())
+        assert.deepStrictEqual(first.ids, texts.slice(0, 25).map((_, i) => i))
+        const second = yield* thread.commit(39, journal, first.stored)
+        assert.strictEqual(second.ids.length, 15)
+        assert.strictEqual(fs.readFileSync(journalPath, "utf8"), texts.join(""))
+        yield* Scope.close(scope, Exit.void)
+        assert.isFalse(thread.threaded())
+        fs.closeSync(journal)
+      })
+    ))
+
+  it("an idle thread keeps no process alive", () => {
+    const directory = fs.mkdtempSync(join(fs.realpathSync("/tmp"), "todo-write-io-thread-"))
+    try {
+      // Bundled, as the package's bin is: the thread runs the calls' source text.
+      const output = execFileSync(process.execPath, [Executables.ioThreadIdle, directory], { encoding: "utf8", timeout: 20_000 })
+      assert.strictEqual(output, "threaded true stored 5\n")
+    } finally {
+      fs.rmSync(directory, { recursive: true, force: true })
+    }
+  }, 30_000)
+})
+
+/** Node's calls, with `fail` answering an error to throw instead of making one. */
+const failingCalls = (fail: (call: keyof IoCalls.Calls) => Error | undefined): IoCalls.Calls => {
+  const or = <A>(call: keyof IoCalls.Calls, make: () => A): A => {
+    const error = fail(call)
+    if (error !== undefined) throw error
+    return make()
+  }
+  return {
+    lstatSync: (path, options) => or("lstatSync", () => fs.lstatSync(path, options)),
+    writeSync: (fd, buffer, offset, length, position) => or("writeSync", () => fs.writeSync(fd, buffer, offset, length, position)),
+    writevSync: (fd, buffers, position) => or("writevSync", () => fs.writevSync(fd, buffers, position)),
+    fdatasyncSync: (fd) => or("fdatasyncSync", () => fs.fdatasyncSync(fd)),
+    fsyncSync: (fd) => or("fsyncSync", () => fs.fsyncSync(fd)),
+    ftruncateSync: (fd, length) => or("ftruncateSync", () => fs.ftruncateSync(fd, length))
+  }
+}
+
+const errno = (code: string) => Object.assign(new Error(`${code}: failed`), { code })
+const session = SessionId.decodeSync("io-thread-session")
+
+/**
+ * A journal-mode log whose contended batches (all after a writer's first: the test clock never
+ * moves) make `calls` through its I/O thread's code, in place.
+ */
+const openedWith = (directory: string, calls: IoCalls.Calls) =>
+  Effect.map(
+    Layer.build(
+      SessionLogFile.layerFileSystem({ directory, journal: true }).pipe(
+        Layer.provide(Layer.merge(NodeServices.layer, Layer.succeed(IoThread.ThreadCalls, calls)))
+      )
+    ),
+    (context) => SessionLog.SessionLog.pipe(Effect.provide(context))
+  )
+
+describe("SessionLogFile (journal mode): the I/O thread's calls that fail", () => {
+  it.effect("a journal that can't be synced fails the append; its lines are cut from the session file, and the next append follows", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        let failures = 0
+        const log = yield* yield* openedWith(directory, failingCalls((call) => call === "fdatasyncSync" && failures-- > 0 ? errno("EIO") : undefined))
+        yield* log.append(session, "todo/write", todo("one"))
+        failures = 1
+        const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+        assert.deepInclude(error.reason, { _tag: "StorageFailure", kind: "IoError" })
+        assert.include(error.message, ".wal")
+        assert.strictEqual(failures, 0, "the contended batch's commit went through the thread's calls")
+        assert.strictEqual((yield* log.append(session, "todo/write", todo("three"))).seq, 1)
+        const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
+        assert.deepInclude(verified, { events: 2, tornTailBytes: 0 })
+        assert.deepStrictEqual((yield* Stream.runCollect(log.read(session))).map((e) => e.data), [todo("one"), todo("three")])
+      })
+    ))
+
+  it.effect("a session file that can't be written fails the append as DiskFull; what reached it is cut", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        let full = false
+        const log = yield* yield* openedWith(directory, {
+          ...failingCalls(() => undefined),
+          // Half the batch reaches the file before the failure: what a full disk mid-write leaves.
+          writeSync: (fd, buffer, offset, length, position) => {
+            if (!full) return fs.writeSync(fd, buffer, offset, length, position)
+            fs.writeSync(fd, buffer, offset, length >> 1, position)
+            throw errno("ENOSPC")
+          }
+        })
+        yield* log.append(session, "todo/write", todo("one"))
+        full = true
+        const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+        assert.deepInclude(error.reason, { _tag: "StorageFailure", kind: "DiskFull" })
+        assert.include(error.message, fileOf(directory, session))
+        full = false
+        assert.strictEqual((yield* log.append(session, "todo/write", todo("three"))).seq, 1)
+        const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
+        assert.deepInclude(verified, { events: 2, tornTailBytes: 0 })
+      })
+    ))
+
+  it.effect("a lock that can't be looked at fails the append, writing nothing; the writer goes on", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        let refuse = false
+        const log = yield* yield* openedWith(directory, {
+          ...failingCalls(() => undefined),
+          lstatSync: (path, options) => {
+            if (refuse && path.endsWith(".lock")) throw errno("EACCES")
+            return fs.lstatSync(path, options)
+          }
+        })
+        yield* log.append(session, "todo/write", todo("one"))
+        refuse = true
+        const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+        assert.deepInclude(error.reason, { _tag: "StorageFailure", kind: "PermissionDenied" })
+        assert.include(error.message, ".lock")
+        refuse = false
+        assert.strictEqual((yield* log.append(session, "todo/write", todo("three"))).seq, 1)
+        const fsx = yield* FileSystem.FileSystem
+        assert.notInclude(yield* fsx.readFileString(fileOf(directory, session)), "two")
+      })
+    ))
+})

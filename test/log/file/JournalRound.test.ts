@@ -1,0 +1,157 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, FileSystem, Option, Scope } from "effect"
+import type * as IoCalls from "../../../src/log/file/IoCalls.ts"
+import type * as IoThread from "../../../src/log/file/IoThread.ts"
+import type * as JournalFile from "../../../src/log/file/JournalFile.ts"
+import * as JournalRound from "../../../src/log/file/JournalRound.ts"
+import { StorageFailure } from "../../../src/log/SessionLogError.ts"
+import { withDirectory } from "./FileTest.ts"
+
+/** A journal file holding `kept` (what earlier rounds stored), then `stray` bytes a failed round may have left. */
+const journalIn = (directory: string, kept: string, stray: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = `${directory}/journal.wal`
+    yield* fs.writeFileString(path, kept + stray)
+    const scope = yield* Scope.make()
+    const file = yield* fs.open(path, { flag: "r+" }).pipe(Scope.provide(scope))
+    const generation: JournalFile.JournalFile = {
+      path,
+      file,
+      size: kept.length,
+      ahead: kept.length,
+      cuts: 0,
+      dirty: new Set(),
+      unsyncable: undefined,
+      scope
+    }
+    return { fs, path, generation }
+  })
+
+/** Chunks whose answers are recorded. */
+const chunksOf = (ids: ReadonlyArray<number>, file: FileSystem.File) => {
+  const answers = new Map<number, Exit.Exit<IoCalls.Answer, unknown>>()
+  const chunks = ids.map((id): JournalRound.Chunk => ({
+    id,
+    session: `s${id}`,
+    file,
+    offset: 0,
+    bytes: new Uint8Array(1),
+    write: undefined,
+    done: (exit) => answers.set(id, exit)
+  }))
+  return { chunks, answers }
+}
+
+/** A thread whose commit answers `commit`, recording what it was asked. */
+const fakeThread = (commit: (upTo: number, fd: number, position: number) => Effect.Effect<IoCalls.Response, StorageFailure>) => {
+  const asked: Array<readonly [number, number, number]> = []
+  const thread: IoThread.IoThread = {
+    write: () => undefined,
+    commit: (upTo, fd, position) => Effect.suspend(() => (asked.push([upTo, fd, position]), commit(upTo, fd, position))),
+    threaded: () => true
+  }
+  return { thread, asked }
+}
+
+const recordingState = (broken?: StorageFailure) => {
+  const cuts: Array<boolean> = []
+  const stored: Array<readonly [ReadonlyArray<number>, number]> = []
+  const state: JournalRound.State = {
+    broken: () => broken,
+    afterCut: (_, cut) => void cuts.push(cut),
+    stored: (_, batch, bytes) => void stored.push([batch.map((c) => c.id), bytes])
+  }
+  return { state, cuts, stored }
+}
+
+const durable: IoCalls.Outcome = { _tag: "Durable", found: undefined, fault: undefined }
+const detailOf = (exit: Exit.Exit<unknown, unknown> | undefined) =>
+  exit !== undefined && Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit)) : undefined
+
+describe("JournalRound", () => {
+  it.effect("commits up to the round's last batch, from where the journal's records end, and answers each batch", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const { generation } = yield* journalIn(directory, "header\n", "")
+        const { answers, chunks } = chunksOf([3, 4], generation.file)
+        const { asked, thread } = fakeThread(() =>
+          Effect.succeed({ ids: [3, 4], outcomes: [durable, { _tag: "LockNotHeld", found: undefined }], stored: 9, journal: undefined })
+        )
+        const { state, stored } = recordingState()
+        yield* JournalRound.run(chunks, generation, thread, state)
+        assert.strictEqual(asked[0]![0], 4)
+        assert.strictEqual(asked[0]![2], "header\n".length)
+        assert.deepStrictEqual(stored, [[[3], 9]], "only the durable batch is covered")
+        assert.deepStrictEqual(answers.get(3), Exit.succeed(durable))
+        assert.deepStrictEqual(answers.get(4), Exit.succeed({ _tag: "LockNotHeld", found: undefined }))
+      })
+    ))
+
+  it.effect("a thread that stopped mid-commit: the journal is cut back to where its records ended, and every batch fails", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const { fs, generation, path } = yield* journalIn(directory, "header\n", "half a record")
+        const { answers, chunks } = chunksOf([0, 1], generation.file)
+        const stopped = new StorageFailure({ detail: "the journal's I/O thread exited (code 1); what it wrote is undone" })
+        const { thread } = fakeThread(() => Effect.fail(stopped))
+        const { cuts, state, stored } = recordingState()
+        yield* JournalRound.run(chunks, generation, thread, state)
+        assert.strictEqual(yield* fs.readFileString(path), "header\n")
+        assert.deepStrictEqual(cuts, [true])
+        assert.deepStrictEqual(stored, [])
+        for (const id of [0, 1]) assert.strictEqual(detailOf(answers.get(id)), stopped)
+      })
+    ))
+
+  it.effect("batches a stopped thread held are missing from the answer: they fail; the others are answered", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const { generation } = yield* journalIn(directory, "header\n", "")
+        const { answers, chunks } = chunksOf([0, 1, 2], generation.file)
+        const { thread } = fakeThread(() => Effect.succeed({ ids: [2], outcomes: [durable], stored: 5, journal: undefined }))
+        const { state } = recordingState()
+        yield* JournalRound.run(chunks, generation, thread, state)
+        for (const id of [0, 1]) assert.include(String(detailOf(answers.get(id))), "I/O thread stopped")
+        assert.deepStrictEqual(answers.get(2), Exit.succeed(durable))
+      })
+    ))
+
+  it.effect("a journal failure fails the batches written, with the journal's error; the cut is recorded", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const { generation, path } = yield* journalIn(directory, "header\n", "")
+        const { answers, chunks } = chunksOf([0, 1], generation.file)
+        const fault = { code: "EIO", syscall: "fdatasync", message: "EIO: i/o error" }
+        const { thread } = fakeThread(() =>
+          Effect.succeed({
+            ids: [0, 1],
+            outcomes: [{ _tag: "NotDurable" }, { _tag: "WriteFailed", fault }],
+            stored: 0,
+            journal: { fault, cut: false }
+          })
+        )
+        const { cuts, state, stored } = recordingState()
+        yield* JournalRound.run(chunks, generation, thread, state)
+        assert.deepStrictEqual(cuts, [false])
+        assert.deepStrictEqual(stored, [])
+        assert.include(String(detailOf(answers.get(0))), path)
+        assert.deepStrictEqual(answers.get(1), Exit.succeed({ _tag: "WriteFailed", fault }))
+      })
+    ))
+
+  it.effect("a broken journal takes no records: the thread lets go of the batches, which fail with why", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const { generation } = yield* journalIn(directory, "header\n", "")
+        const { answers, chunks } = chunksOf([0], generation.file)
+        const broken = new StorageFailure({ detail: "the journal can't be repaired after a failed write" })
+        const { asked, thread } = fakeThread(() => Effect.succeed({ ids: [0], outcomes: [{ _tag: "NotDurable" }], stored: 0, journal: undefined }))
+        const { state, stored } = recordingState(broken)
+        yield* JournalRound.run(chunks, generation, thread, state)
+        assert.strictEqual(asked[0]![1], -1, "no descriptor to write to")
+        assert.deepStrictEqual(stored, [])
+        assert.strictEqual(detailOf(answers.get(0)), broken)
+      })
+    ))
+})
