@@ -130,9 +130,9 @@ export const ioWith = (calls: Calls) => {
       pending.push({ id: handed.id, record: outcome._tag === "Durable" ? handed.buffer : undefined, outcome })
     },
     commit: (upTo: number, fd: number, position: number): Response => {
-      let count = 0
-      while (count < pending.length && pending[count]!.id <= upTo) count++
-      const taken = pending.splice(0, count)
+      // Every batch up to `upTo`, wherever it is: those handed over later stay.
+      const taken = pending.filter((entry) => entry.id <= upTo)
+      pending.splice(0, pending.length, ...pending.filter((entry) => entry.id > upTo))
       const ids = taken.map((entry) => entry.id)
       const records = taken.flatMap((entry) => entry.record === undefined ? [] : [entry.record])
       const outcomes = () => taken.map((entry) => entry.outcome)

@@ -56,13 +56,25 @@ export const ThreadCalls = Context.Reference<IoCalls.Calls | undefined>("effect-
   defaultValue: () => undefined
 })
 
-/** An I/O thread, started with the first batch and stopped with `scope`; or, given `calls`, those made in place. */
-export const make = (scope: Scope.Scope, calls?: IoCalls.Calls): Effect.Effect<IoThread> =>
+/** Starts the thread: a worker running `source`, as `new Worker` (a test's may be one it stops). */
+export type Spawn = (source: string) => Worker
+
+/**
+ * An I/O thread, started with the first batch and stopped with `scope`; or, given `calls`, those made
+ * in place.
+ */
+export const make = (
+  scope: Scope.Scope,
+  calls?: IoCalls.Calls,
+  spawn: Spawn = (code) => new Worker(code, { eval: true })
+): Effect.Effect<IoThread> =>
   Effect.gen(function*() {
     let worker: Worker | undefined
     let stopped: string | undefined = calls === undefined ? undefined : "calls were given"
     // Once the thread has stopped, the same calls on this thread.
     const inPlace = IoCalls.ioWith(calls ?? fs)
+    // Handed over in groups: each message wakes the thread with a system call, dear here.
+    let group: Array<IoCalls.Handed> = []
     let pending: ((response: IoCalls.Response | string) => void) | undefined
     // Why it stopped, until said once (the calls then block the event loop's thread, fsyncs included).
     let unsaid: string | undefined
@@ -70,37 +82,43 @@ export const make = (scope: Scope.Scope, calls?: IoCalls.Calls): Effect.Effect<I
       if (stopped === undefined) unsaid = why
       stopped ??= why
       worker = undefined
+      // Not sent yet: written here, in the order handed over, before any batch handed over after.
+      for (const handed of group.splice(0)) inPlace.write(handed)
       const resume = pending
       pending = undefined
       resume?.(why)
     }
-    const start = (): Worker => {
-      const started = new Worker(source, { eval: true })
-      started.unref()
-      started.on("message", (response: IoCalls.Response) => {
-        started.unref()
-        const resume = pending
-        pending = undefined
-        resume?.(response)
-      })
-      started.on("error", (error) => stop(`the journal's I/O thread failed: ${error.message}`))
-      started.on("exit", (code) => stop(`the journal's I/O thread exited (code ${code})`))
-      return started
+    const start = (): Worker | undefined => {
+      try {
+        const started = spawn(source)
+        // Referenced until its first answer, then only while a commit waits for one.
+        started.on("message", (response: IoCalls.Response) => {
+          started.unref()
+          const resume = pending
+          pending = undefined
+          resume?.(response)
+        })
+        started.on("messageerror", (error) => stop(`the journal's I/O thread answered what can't be read: ${error.message}`))
+        started.on("error", (error) => stop(`the journal's I/O thread failed: ${error.message}`))
+        started.on("exit", (code) => stop(`the journal's I/O thread exited (code ${code})`))
+        return started
+      } catch (error) {
+        stop(`the journal's I/O thread could not start: ${error instanceof Error ? error.message : String(error)}`)
+        return undefined
+      }
     }
     yield* Scope.addFinalizer(
       scope,
       Effect.suspend(() => {
         const running = worker
-        stopped ??= "the log was closed"
-        worker = undefined
+        stop("the log was closed")
         return running === undefined ? Effect.void : Effect.promise(() => running.terminate())
       })
     )
-    // Handed over in groups: each message wakes the thread with a system call, dear here.
-    let group: Array<IoCalls.Handed> = []
     const flush = () => {
-      if (group.length === 0) return
+      if (group.length === 0 || stopped !== undefined) return
       const thread = worker ??= start()
+      if (thread === undefined) return
       const handed = group
       group = []
       thread.postMessage({ kind: "write", handed }, handed.map((h) => h.buffer.buffer as ArrayBuffer))
@@ -112,11 +130,10 @@ export const make = (scope: Scope.Scope, calls?: IoCalls.Calls): Effect.Effect<I
     }
     const commit = (upTo: number, fd: number, position: number): Effect.Effect<IoCalls.Response, StorageFailure> =>
       Effect.suspend(() => {
-        if (stopped === undefined) flush()
+        flush()
         const thread = worker
         if (thread === undefined) {
-          // Batches not yet sent when it stopped are written here; those it held are missing from the answer.
-          for (const handed of group.splice(0)) inPlace.write(handed)
+          // Those the stopped thread held are missing from the answer.
           const said = unsaid === undefined ? Effect.void : Effect.logWarning(`SessionLogFile: ${unsaid}; its calls are made in place`)
           unsaid = undefined
           return Effect.andThen(said, Effect.sync(() => inPlace.commit(upTo, fd, position)))

@@ -116,6 +116,16 @@ describe("IoCalls: what the journal's I/O thread does", () => {
       assert.strictEqual(text(fs.readFileSync(journalPath)), `{"record":0}\nzero\n{"record":1}\none\n`)
     }))
 
+  it("commits every batch up to the id, in the order handed over, wherever later ones were handed in between", () =>
+    withFiles(({ journal, journalPath }) => {
+      const io = IoCalls.ioWith(failing(() => undefined))
+      io.write(handed(5, "five\n", undefined))
+      io.write(handed(3, "three\n", undefined))
+      assert.deepStrictEqual(io.commit(4, journal, 0).ids, [3])
+      assert.deepStrictEqual(io.commit(5, journal, text(handed(3, "three\n", undefined).buffer).length).ids, [5])
+      assert.strictEqual(text(fs.readFileSync(journalPath)), `{"record":3}\nthree\n{"record":5}\nfive\n`)
+    }))
+
   it("a journal that can't be synced is cut back to where the commit began; the batches written are not durable", () =>
     withFiles(({ journal, journalPath, session }) => {
       const [a, b] = ["a", "b"].map(session)

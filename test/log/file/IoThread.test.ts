@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { NodeServices } from "@effect/platform-node"
-import { Effect, Exit, FileSystem, Layer, Scope, Stream } from "effect"
+import { Effect, Exit, Fiber, FileSystem, Layer, Scope, Stream } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { join } from "node:path"
+import { Worker } from "node:worker_threads"
 import type * as IoCalls from "../../../src/log/file/IoCalls.ts"
 import * as IoThread from "../../../src/log/file/IoThread.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
@@ -40,12 +41,60 @@ describe("IoThread", () => {
       })
     ))
 
+  it.effect("a thread that stops: batches not yet sent are made in place, before later ones, and commit in order", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        let spawned: Worker | undefined
+        const thread = yield* IoThread.make(scope, undefined, (code) => spawned = new Worker(code, { eval: true }))
+        const journalPath = join(directory, "journal.wal")
+        const journal = fs.openSync(journalPath, "w")
+        const texts = Array.from({ length: 19 }, (_, i) => `batch ${i}\n`)
+        texts.slice(0, 16).forEach((text, i) => thread.write(batch(i, text)))
+        const first = yield* thread.commit(15, journal, 0)
+        thread.write(batch(16, texts[16]!))
+        thread.write(batch(17, texts[17]!))
+        const exited = new Promise((resolve) => spawned!.once("exit", resolve))
+        yield* Effect.promise(() => spawned!.terminate().then(() => exited))
+        assert.isFalse(thread.threaded())
+        thread.write(batch(18, texts[18]!))
+        const second = yield* thread.commit(17, journal, first.stored)
+        assert.deepStrictEqual(second.ids, [16, 17])
+        const third = yield* thread.commit(18, journal, first.stored + second.stored)
+        assert.deepStrictEqual(third.ids, [18])
+        assert.strictEqual(fs.readFileSync(journalPath, "utf8"), texts.join(""))
+        yield* Scope.close(scope, Exit.void)
+        fs.closeSync(journal)
+      })
+    ))
+
+  it.effect("a commit in flight when the thread stops fails, saying what it wrote is undone", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        let spawned: Worker | undefined
+        // A thread that never answers: it is stopped while the commit waits.
+        const thread = yield* IoThread.make(scope, undefined, () =>
+          spawned = new Worker(`require("node:worker_threads").parentPort.on("message", () => {})`, { eval: true }))
+        const journal = fs.openSync(join(directory, "journal.wal"), "w")
+        thread.write(batch(0, "batch 0\n"))
+        const committing = yield* Effect.forkChild(Effect.exit(thread.commit(0, journal, 0)))
+        while (spawned === undefined) yield* Effect.yieldNow
+        yield* Effect.promise(() => spawned!.terminate())
+        const exit = yield* Fiber.join(committing)
+        assert.isTrue(Exit.isFailure(exit))
+        assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "what it wrote is undone")
+        yield* Scope.close(scope, Exit.void)
+        fs.closeSync(journal)
+      })
+    ))
+
   it("an idle thread keeps no process alive", () => {
     const directory = fs.mkdtempSync(join(fs.realpathSync("/tmp"), "todo-write-io-thread-"))
     try {
       // Bundled, as the package's bin is: the thread runs the calls' source text.
       const output = execFileSync(process.execPath, [Executables.ioThreadIdle, directory], { encoding: "utf8", timeout: 20_000 })
-      assert.strictEqual(output, "threaded true stored 5\n")
+      assert.strictEqual(output, "threaded true stored 10\n")
     } finally {
       fs.rmSync(directory, { recursive: true, force: true })
     }
