@@ -24,6 +24,7 @@ import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import { Worker } from "node:worker_threads"
 import { StorageFailure } from "../SessionLogError.ts"
+import * as BlockingIo from "./BlockingIo.ts"
 import * as IoCalls from "./IoCalls.ts"
 
 const source = `"use strict"
@@ -60,15 +61,16 @@ export const ThreadCalls = Context.Reference<IoCalls.Calls | undefined>("effect-
 export type Spawn = (source: string) => Worker
 
 /**
- * An I/O thread, started with the first batch and stopped with `scope`; or, given `calls`, those made
- * in place.
+ * Whether a log whose batches make `blocking`'s calls has an I/O thread: with Node's own calls, or a
+ * test's `ThreadCalls`; never where nothing may block.
  */
-export const make = (
-  scope: Scope.Scope,
-  calls?: IoCalls.Calls,
-  spawn: Spawn = (code) => new Worker(code, { eval: true })
-): Effect.Effect<IoThread> =>
+export const wanted = (blocking: BlockingIo.Blocking | undefined): Effect.Effect<boolean> =>
+  Effect.map(ThreadCalls, (calls) => blocking !== undefined && (calls !== undefined || blocking === BlockingIo.node))
+
+/** An I/O thread, started with the first batch and stopped with `scope`; given `ThreadCalls`, those made in place. */
+export const make = (scope: Scope.Scope, spawn: Spawn = (code) => new Worker(code, { eval: true })): Effect.Effect<IoThread> =>
   Effect.gen(function*() {
+    const calls = yield* ThreadCalls
     let worker: Worker | undefined
     let stopped: string | undefined = calls === undefined ? undefined : "calls were given"
     // Once the thread has stopped, the same calls on this thread.

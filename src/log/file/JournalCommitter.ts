@@ -85,7 +85,7 @@ export const make = Effect.fnUntraced(function*(
     /** How the committer writes and syncs the journal. */
     readonly io: BlockingIo.Io
     /** Rounds make their system calls on a thread of their own (Node's file system only), or with these calls. */
-    readonly thread?: { readonly calls: IoCalls.Calls | undefined } | undefined
+    readonly thread?: boolean
   }
 ) {
   const generations = new Set<Generation>()
@@ -233,8 +233,8 @@ export const make = Effect.fnUntraced(function*(
     return undefined
   }
 
-  const threaded = options.thread !== undefined && BlockingIo.descriptorOf(current.file) !== undefined
-  const thread = threaded ? yield* IoThread.make(scope, options.thread.calls) : undefined
+  const threaded = options.thread === true && BlockingIo.descriptorOf(current.file) !== undefined
+  const thread = threaded ? yield* IoThread.make(scope) : undefined
   const durable: Exit.Exit<IoCalls.Answer> = Exit.succeed({ _tag: "Durable", found: undefined, fault: undefined })
   /** Stores chunks together and answers each: resumes its fiber. */
   const answer = (batch: ReadonlyArray<Chunk>) =>

@@ -235,7 +235,7 @@ export const layerFileSystem = (
         : yield* JournalCommitter.make(fs, path, directory, layerScope, self, {
           checkpointBytes: (typeof valid.journal === "object" ? valid.journal.checkpointBytes : undefined) ?? 4 * 1024 * 1024,
           io: shared,
-          thread: blocking === BlockingIo.node ? { calls: yield* IoThread.ThreadCalls } : undefined
+          thread: yield* IoThread.wanted(blocking)
         }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
 
       const writers = yield* Writers.make({

@@ -46,7 +46,7 @@ describe("IoThread", () => {
       Effect.gen(function*() {
         const scope = yield* Scope.make()
         let spawned: Worker | undefined
-        const thread = yield* IoThread.make(scope, undefined, (code) => spawned = new Worker(code, { eval: true }))
+        const thread = yield* IoThread.make(scope, (code) => spawned = new Worker(code, { eval: true }))
         const journalPath = join(directory, "journal.wal")
         const journal = fs.openSync(journalPath, "w")
         const texts = Array.from({ length: 19 }, (_, i) => `batch ${i}\n`)
@@ -74,7 +74,7 @@ describe("IoThread", () => {
         const scope = yield* Scope.make()
         let spawned: Worker | undefined
         // A thread that never answers: it is stopped while the commit waits.
-        const thread = yield* IoThread.make(scope, undefined, () =>
+        const thread = yield* IoThread.make(scope, () =>
           spawned = new Worker(`require("node:worker_threads").parentPort.on("message", () => {})`, { eval: true }))
         const journal = fs.openSync(join(directory, "journal.wal"), "w")
         thread.write(batch(0, "batch 0\n"))

@@ -10,8 +10,11 @@
  */
 import { NodeServices } from "@effect/platform-node"
 import { Effect, FileSystem, Layer, type PlatformError, Stream } from "effect"
+import * as fs from "node:fs"
 import { basename, resolve } from "node:path"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
+import type * as IoCalls from "../../../src/log/file/IoCalls.ts"
+import * as IoThread from "../../../src/log/file/IoThread.ts"
 
 /** One recorded operation. `entries` lists the (session, seq) of every event line a write carried. */
 export interface Event {
@@ -40,6 +43,8 @@ export interface Event {
   readonly requested?: number | undefined
   /** Made with a blocking call on the calling thread (`BlockingIo`), not through `FileSystem`. */
   readonly blocking?: boolean | undefined
+  /** Made by the journal's I/O thread's code (`IoCalls`; here in place, as given `ThreadCalls`). */
+  readonly thread?: boolean | undefined
 }
 
 const decoder = new TextDecoder()
@@ -67,6 +72,8 @@ export const entriesOf = (path: string, bytes: Uint8Array) => {
 /** A recorder: its event log, a way to add events, and the FileSystem layer that fills it. */
 export const make = () => {
   const events: Array<Event> = []
+  // The path each descriptor was opened at, for the I/O thread's calls, which take descriptors.
+  const paths = new Map<number, string>()
   const record = (event: Event) => {
     events.push({ ...event, path: resolve(event.path) })
   }
@@ -107,7 +114,11 @@ export const make = () => {
         open: (path, options) =>
           Effect.map(
             after(real.open(path, options), { path, op: "open", flag: options?.flag }),
-            (file) => wrapFile(path, file)
+            (file) => {
+              const fd = BlockingIo.descriptorOf(file)
+              if (fd !== undefined) paths.set(fd, path)
+              return wrapFile(path, file)
+            }
           ),
         stream: (path, options) => {
           const offset = options?.offset
@@ -161,5 +172,39 @@ export const make = () => {
     stillAt: BlockingIo.node.stillAt
   }
 
-  return { events, record, layer: Layer.merge(layer, Layer.succeed(BlockingIo.BlockingIo, blockingIo)) }
+  // The journal's I/O thread's calls, recorded when they return (here made in place: see `IoThread.ThreadCalls`).
+  const pathOf = (fd: number) => paths.get(fd) ?? `fd ${fd}`
+  const threadCalls: IoCalls.Calls = {
+    lstatSync: (path, options) => fs.lstatSync(path, options),
+    writeSync: (fd, buffer, offset, length, position) => {
+      const written = fs.writeSync(fd, buffer, offset, length, position)
+      const bytes = buffer.subarray(offset, offset + written)
+      record({ path: pathOf(fd), op: "writeAll", bytes: written, entries: entriesOf(pathOf(fd), bytes), thread: true })
+      return written
+    },
+    writevSync: (fd, buffers, position) => {
+      const written = fs.writevSync(fd, buffers, position)
+      const bytes = Buffer.concat(buffers).subarray(0, written)
+      record({ path: pathOf(fd), op: "writeAll", bytes: written, offset: position, entries: entriesOf(pathOf(fd), bytes), thread: true })
+      return written
+    },
+    fdatasyncSync: (fd) => {
+      fs.fdatasyncSync(fd)
+      record({ path: pathOf(fd), op: "sync", flag: "datasync", thread: true })
+    },
+    fsyncSync: (fd) => {
+      fs.fsyncSync(fd)
+      record({ path: pathOf(fd), op: "sync", thread: true })
+    },
+    ftruncateSync: (fd, length) => {
+      fs.ftruncateSync(fd, length)
+      record({ path: pathOf(fd), op: "truncate", bytes: length, thread: true })
+    }
+  }
+
+  return {
+    events,
+    record,
+    layer: Layer.mergeAll(layer, Layer.succeed(BlockingIo.BlockingIo, blockingIo), Layer.succeed(IoThread.ThreadCalls, threadCalls))
+  }
 }
