@@ -7,10 +7,12 @@ import { Effect, FileSystem, Layer, type Path, PlatformError, type Scope, Stream
 import { CheckedSessionLog } from "../../../src/log/CheckedSessionLog.ts"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 import * as SessionFile from "../../../src/log/file/Format.ts"
+import type * as IoCalls from "../../../src/log/file/IoCalls.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
+import * as nodeFs from "node:fs"
 import { existsSync } from "node:fs"
 
 export const session = SessionId.decodeSync("file-session")
@@ -110,3 +112,26 @@ export const failing = (
         }))
     }
   })
+
+/**
+ * Node's calls as the journal's I/O thread makes them (`IoCalls.Calls`), except that `fail` may answer
+ * an error to throw instead of making one (`target`: the path of an `lstat`, else the descriptor).
+ */
+export const failingCalls = (fail: (call: keyof IoCalls.Calls, target: string | number) => Error | undefined): IoCalls.Calls => {
+  const or = <A>(call: keyof IoCalls.Calls, target: string | number, make: () => A): A => {
+    const error = fail(call, target)
+    if (error !== undefined) throw error
+    return make()
+  }
+  return {
+    lstatSync: (path, options) => or("lstatSync", path, () => nodeFs.lstatSync(path, options)),
+    writeSync: (fd, buffer, offset, length, position) => or("writeSync", fd, () => nodeFs.writeSync(fd, buffer, offset, length, position)),
+    writevSync: (fd, buffers, position) => or("writevSync", fd, () => nodeFs.writevSync(fd, buffers, position)),
+    fdatasyncSync: (fd) => or("fdatasyncSync", fd, () => nodeFs.fdatasyncSync(fd)),
+    fsyncSync: (fd) => or("fsyncSync", fd, () => nodeFs.fsyncSync(fd)),
+    ftruncateSync: (fd, length) => or("ftruncateSync", fd, () => nodeFs.ftruncateSync(fd, length))
+  }
+}
+
+/** An error as Node's calls throw it: its errno code on it. */
+export const errno = (code: string) => Object.assign(new Error(`${code}: failed`), { code })

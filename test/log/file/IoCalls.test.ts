@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as IoCalls from "../../../src/log/file/IoCalls.ts"
+import { errno, failingCalls } from "./FileTest.ts"
 
 const encoder = new TextEncoder()
 
@@ -47,25 +48,6 @@ const handed = (id: number, lines: string, write: IoCalls.Write | undefined): Io
 
 const text = (bytes: Uint8Array | Buffer) => Buffer.from(bytes).toString("utf8")
 
-/** Node's calls, with `fail` answering an error to throw instead of making one. */
-const failing = (fail: (call: keyof IoCalls.Calls, target: string | number) => Error | undefined): IoCalls.Calls => {
-  const or = <A>(call: keyof IoCalls.Calls, target: string | number, make: () => A): A => {
-    const error = fail(call, target)
-    if (error !== undefined) throw error
-    return make()
-  }
-  return {
-    lstatSync: (path, options) => or("lstatSync", path, () => fs.lstatSync(path, options)),
-    writeSync: (fd, buffer, offset, length, position) => or("writeSync", fd, () => fs.writeSync(fd, buffer, offset, length, position)),
-    writevSync: (fd, buffers, position) => or("writevSync", fd, () => fs.writevSync(fd, buffers, position)),
-    fdatasyncSync: (fd) => or("fdatasyncSync", fd, () => fs.fdatasyncSync(fd)),
-    fsyncSync: (fd) => or("fsyncSync", fd, () => fs.fsyncSync(fd)),
-    ftruncateSync: (fd, length) => or("ftruncateSync", fd, () => fs.ftruncateSync(fd, length))
-  }
-}
-
-const errno = (code: string) => Object.assign(new Error(`${code}: failed`), { code })
-
 describe("IoCalls: what the journal's I/O thread does", () => {
   it("writes a batch only while its lock is this writer's; journals only the batches written, and those written before", () =>
     withFiles(({ journal, journalPath, session }) => {
@@ -73,7 +55,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
       fs.rmSync(removed!.lock)
       fs.rmSync(replaced!.lock)
       fs.writeFileSync(replaced!.lock, "someone else's")
-      const io = IoCalls.ioWith(failing((call, target) => call === "lstatSync" && target === unreadable!.lock ? errno("EACCES") : undefined))
+      const io = IoCalls.ioWith(failingCalls((call, target) => call === "lstatSync" && target === unreadable!.lock ? errno("EACCES") : undefined))
       const batches = [
         handed(0, "zero\n", ok!.write),
         handed(1, "one\n", removed!.write),
@@ -105,7 +87,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
   it("commits the batches handed over up to an id; later ones wait for the next commit", () =>
     withFiles(({ journal, journalPath, session }) => {
       const a = session("a")
-      const io = IoCalls.ioWith(failing(() => undefined))
+      const io = IoCalls.ioWith(failingCalls(() => undefined))
       io.write(handed(0, "zero\n", a.write))
       io.write(handed(1, "one\n", a.write))
       const first = io.commit(0, journal, 0)
@@ -118,7 +100,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
 
   it("commits every batch up to the id, in the order handed over, wherever later ones were handed in between", () =>
     withFiles(({ journal, journalPath }) => {
-      const io = IoCalls.ioWith(failing(() => undefined))
+      const io = IoCalls.ioWith(failingCalls(() => undefined))
       io.write(handed(5, "five\n", undefined))
       io.write(handed(3, "three\n", undefined))
       assert.deepStrictEqual(io.commit(4, journal, 0).ids, [3])
@@ -131,7 +113,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
       const [a, b] = ["a", "b"].map(session)
       fs.rmSync(b!.lock)
       fs.writeFileSync(journalPath, "kept")
-      const io = IoCalls.ioWith(failing((call) => call === "fdatasyncSync" ? errno("EIO") : undefined))
+      const io = IoCalls.ioWith(failingCalls((call) => call === "fdatasyncSync" ? errno("EIO") : undefined))
       io.write(handed(0, "zero\n", a!.write))
       io.write(handed(1, "one\n", b!.write))
       const response = io.commit(1, journal, 4)
@@ -145,7 +127,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
   it("a journal that can't be cut either says so", () =>
     withFiles(({ journal, session }) => {
       const a = session("a")
-      const io = IoCalls.ioWith(failing((call) => call === "writevSync" ? errno("ENOSPC") : call === "ftruncateSync" ? errno("EIO") : undefined))
+      const io = IoCalls.ioWith(failingCalls((call) => call === "writevSync" ? errno("ENOSPC") : call === "ftruncateSync" ? errno("EIO") : undefined))
       io.write(handed(0, "zero\n", a.write))
       const response = io.commit(0, journal, 0)
       assert.deepStrictEqual(response.journal, { fault: { code: "ENOSPC", syscall: "write", message: "ENOSPC: failed" }, cut: false })
@@ -155,7 +137,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
   it("a write to a session file that fails is reported, and its batch goes to no journal", () =>
     withFiles(({ journal, journalPath, session }) => {
       const [a, b] = ["a", "b"].map(session)
-      const io = IoCalls.ioWith(failing((call, target) => call === "writeSync" && target === a!.write.fd ? errno("ENOSPC") : undefined))
+      const io = IoCalls.ioWith(failingCalls((call, target) => call === "writeSync" && target === a!.write.fd ? errno("ENOSPC") : undefined))
       const batches = [handed(0, "zero\n", a!.write), handed(1, "one\n", b!.write)]
       for (const batch of batches) io.write(batch)
       const response = io.commit(1, journal, 0)
@@ -168,7 +150,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
     withFiles(({ journal, journalPath, session }) => {
       const a = session("a")
       const io = IoCalls.ioWith({
-        ...failing(() => undefined),
+        ...failingCalls(() => undefined),
         // Only the first 3 bytes of the first buffer.
         writevSync: (fd, buffers, position) => fs.writeSync(fd, buffers[0]!, 0, 3, position)
       })
@@ -182,7 +164,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
   it("without a journal to write to (it is broken), the batches written are let go of, none durable", () =>
     withFiles(({ journalPath, session }) => {
       const a = session("a")
-      const io = IoCalls.ioWith(failing(() => undefined))
+      const io = IoCalls.ioWith(failingCalls(() => undefined))
       io.write(handed(0, "zero\n", a.write))
       assert.deepStrictEqual(io.commit(0, -1, 0), { ids: [0], outcomes: [{ _tag: "NotDurable" }], stored: 0, journal: undefined })
       assert.strictEqual(fs.readFileSync(journalPath, "utf8"), "")

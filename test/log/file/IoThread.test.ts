@@ -13,7 +13,7 @@ import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
 import * as Executables from "../../support/Executables.ts"
 import { failureOf } from "../SessionLogConformance.ts"
-import { fileOf, todo, withDirectory } from "./FileTest.ts"
+import { errno, failingCalls, fileOf, todo, withDirectory } from "./FileTest.ts"
 
 const encoder = new TextEncoder()
 const batch = (id: number, text: string): IoCalls.Handed => ({ id, buffer: encoder.encode(text), lines: 0, write: undefined })
@@ -101,24 +101,6 @@ describe("IoThread", () => {
   }, 30_000)
 })
 
-/** Node's calls, with `fail` answering an error to throw instead of making one. */
-const failingCalls = (fail: (call: keyof IoCalls.Calls) => Error | undefined): IoCalls.Calls => {
-  const or = <A>(call: keyof IoCalls.Calls, make: () => A): A => {
-    const error = fail(call)
-    if (error !== undefined) throw error
-    return make()
-  }
-  return {
-    lstatSync: (path, options) => or("lstatSync", () => fs.lstatSync(path, options)),
-    writeSync: (fd, buffer, offset, length, position) => or("writeSync", () => fs.writeSync(fd, buffer, offset, length, position)),
-    writevSync: (fd, buffers, position) => or("writevSync", () => fs.writevSync(fd, buffers, position)),
-    fdatasyncSync: (fd) => or("fdatasyncSync", () => fs.fdatasyncSync(fd)),
-    fsyncSync: (fd) => or("fsyncSync", () => fs.fsyncSync(fd)),
-    ftruncateSync: (fd, length) => or("ftruncateSync", () => fs.ftruncateSync(fd, length))
-  }
-}
-
-const errno = (code: string) => Object.assign(new Error(`${code}: failed`), { code })
 const session = SessionId.decodeSync("io-thread-session")
 
 /**
