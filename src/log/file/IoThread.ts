@@ -83,6 +83,9 @@ export const make = (scope: Scope.Scope, spawn: Spawn = (code) => new Worker(cod
     const stop = (why: string) => {
       if (stopped === undefined) unsaid = why
       stopped ??= why
+      // Ended for good, if it was still running (an answer that can't be read): it writes nothing more.
+      worker?.unref()
+      void worker?.terminate()
       worker = undefined
       // Not sent yet: written here, in the order handed over, before any batch handed over after.
       for (const handed of group.splice(0)) inPlace.write(handed)

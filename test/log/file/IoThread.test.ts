@@ -89,6 +89,27 @@ describe("IoThread", () => {
       })
     ))
 
+  it.effect("a thread whose answer can't be read is stopped for good: the commit fails, and it writes nothing more", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        let spawned: Worker | undefined
+        const thread = yield* IoThread.make(scope, () =>
+          spawned = new Worker(`require("node:worker_threads").parentPort.on("message", () => {})`, { eval: true }))
+        const journal = fs.openSync(join(directory, "journal.wal"), "w")
+        thread.write(batch(0, "batch 0\n"))
+        const committing = yield* Effect.forkChild(Effect.exit(thread.commit(0, journal, 0)))
+        while (spawned === undefined) yield* Effect.yieldNow
+        const exited = new Promise((resolve) => spawned!.once("exit", resolve))
+        spawned.emit("messageerror", new Error("could not deserialize"))
+        assert.isTrue(Exit.isFailure(yield* Fiber.join(committing)))
+        yield* Effect.promise(() => exited)
+        assert.isFalse(thread.threaded())
+        yield* Scope.close(scope, Exit.void)
+        fs.closeSync(journal)
+      })
+    ))
+
   it("an idle thread keeps no process alive", () => {
     const directory = fs.mkdtempSync(join(fs.realpathSync("/tmp"), "todo-write-io-thread-"))
     try {
