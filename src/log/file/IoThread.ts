@@ -3,8 +3,8 @@
  * concurrently, each batch's calls (its lock's `lstat`, its write, the session file's `lstat`) cost
  * the event loop's thread more than the JavaScript around them (at 128 sessions on a 2-vCPU VM,
  * ~45-60 µs of its CPU per append with them, ~20 µs without). Batches go to the thread as writers
- * hand them over, in groups of `groupSize` (a message wakes the thread with a system call), each
- * with its journal record in a transferred buffer; the thread makes their calls while the event
+ * hand them over, in groups of `groupSize` (a message wakes the thread with a system call), their
+ * journal records in one transferred buffer per group; the thread makes their calls while the event
  * loop's thread prepares the next. The committer's round then has it commit every batch handed over
  * up to its last: one `writev` of their records to the journal, one fdatasync, one answer. What the
  * checks mean stays with the writers (`Writer`): the thread reports identities and failures.
@@ -37,9 +37,31 @@ parentPort.on("message", (message) => {
 
 const groupSize = 16
 
+/** A batch to hand over: its journal record's header, and its lines. */
+export interface Batch {
+  readonly id: number
+  readonly header: Uint8Array
+  readonly lines: Uint8Array
+  readonly write: IoCalls.Write | undefined
+}
+
+/** Batches as the thread takes them: their records one after another in one buffer (one to transfer, one to collect). */
+const assembled = (batches: ReadonlyArray<Batch>): ReadonlyArray<IoCalls.Handed> => {
+  let length = 0
+  for (const batch of batches) length += batch.header.length + batch.lines.length
+  const buffer = new Uint8Array(length)
+  let at = 0
+  return batches.map(({ header, id, lines, write }) => {
+    buffer.set(header, at)
+    buffer.set(lines, at + header.length)
+    at += header.length + lines.length
+    return { id, buffer: buffer.subarray(at - header.length - lines.length, at), lines: header.length, write }
+  })
+}
+
 /** Hands batches to the thread, and commits them; in place once the thread has stopped. */
 export interface IoThread {
-  readonly write: (handed: IoCalls.Handed) => void
+  readonly write: (batch: Batch) => void
   /** Commits every batch handed over up to `upTo` (see `IoCalls.ioWith`); a batch the stopped thread held is missing from the answer. */
   readonly commit: (upTo: number, fd: number, position: number) => Effect.Effect<IoCalls.Response, StorageFailure>
   /** Whether the thread is running. */
@@ -76,7 +98,7 @@ export const make = (scope: Scope.Scope, spawn: Spawn = (code) => new Worker(cod
     // Once the thread has stopped, the same calls on this thread.
     const inPlace = IoCalls.ioWith(calls ?? fs)
     // Handed over in groups: each message wakes the thread with a system call, dear here.
-    let group: Array<IoCalls.Handed> = []
+    let group: Array<Batch> = []
     let pending: ((response: IoCalls.Response | string) => void) | undefined
     // Why it stopped, until said once (the calls then block the event loop's thread, fsyncs included).
     let unsaid: string | undefined
@@ -88,7 +110,7 @@ export const make = (scope: Scope.Scope, spawn: Spawn = (code) => new Worker(cod
       void worker?.terminate()
       worker = undefined
       // Not sent yet: written here, in the order handed over, before any batch handed over after.
-      for (const handed of group.splice(0)) inPlace.write(handed)
+      for (const handed of assembled(group.splice(0))) inPlace.write(handed)
       const resume = pending
       pending = undefined
       resume?.(why)
@@ -124,13 +146,13 @@ export const make = (scope: Scope.Scope, spawn: Spawn = (code) => new Worker(cod
       if (group.length === 0 || stopped !== undefined) return
       const thread = worker ??= start()
       if (thread === undefined) return
-      const handed = group
+      const handed = assembled(group)
       group = []
-      thread.postMessage({ kind: "write", handed }, handed.map((h) => h.buffer.buffer as ArrayBuffer))
+      thread.postMessage({ kind: "write", handed }, [handed[0]!.buffer.buffer as ArrayBuffer])
     }
-    const write = (handed: IoCalls.Handed) => {
-      if (stopped !== undefined) return inPlace.write(handed)
-      group.push(handed)
+    const write = (batch: Batch) => {
+      if (stopped !== undefined) return inPlace.write(assembled([batch])[0]!)
+      group.push(batch)
       if (group.length >= groupSize) flush()
     }
     const commit = (upTo: number, fd: number, position: number): Effect.Effect<IoCalls.Response, StorageFailure> =>

@@ -38,13 +38,10 @@ export interface State {
   readonly stored: (generation: JournalFile.JournalFile, batch: ReadonlyArray<Chunk>, bytes: number) => void
 }
 
-/** Hands a batch to the thread: its record (header, then lines) in a buffer of its own, transferred. */
+/** Hands a batch to the thread, with its journal record's header. */
 export const handOver = (thread: IoThread.IoThread, chunk: Chunk): void => {
   const header = Format.encodeLines(Journal.recordHeader(chunk.session, chunk.offset, chunk.bytes.length))
-  const buffer = new Uint8Array(header.length + chunk.bytes.length)
-  buffer.set(header, 0)
-  buffer.set(chunk.bytes, header.length)
-  thread.write({ id: chunk.id, buffer, lines: header.length, write: chunk.write })
+  thread.write({ id: chunk.id, header, lines: chunk.bytes, write: chunk.write })
 }
 
 /** Commits a round in `generation` through `thread` and answers every chunk of it. */

@@ -16,7 +16,7 @@ import { failureOf } from "../SessionLogConformance.ts"
 import { errno, failingCalls, fileOf, todo, withDirectory } from "./FileTest.ts"
 
 const encoder = new TextEncoder()
-const batch = (id: number, text: string): IoCalls.Handed => ({ id, buffer: encoder.encode(text), lines: 0, write: undefined })
+const batch = (id: number, text: string): IoThread.Batch => ({ id, header: new Uint8Array(0), lines: encoder.encode(text), write: undefined })
 
 describe("IoThread", () => {
   it.effect("makes the calls on a thread of its own, in the order handed over, and stops with its scope", () =>
