@@ -139,6 +139,8 @@ export const latency = async (root: string, journal: boolean): Promise<ReadonlyA
   ]
 }
 
+const throughputWarmUpRounds = 3
+
 const throughput = async (root: string, sessions: number, journal: boolean): Promise<ReadonlyArray<Comparison>> => {
   const mode = journal ? "journal" : "fsync per file"
   const perSession = Math.max(10, Math.floor(600 / sessions))
@@ -154,6 +156,7 @@ const throughput = async (root: string, sessions: number, journal: boolean): Pro
   const baselines: Array<number> = []
   const lites: Array<number> = []
   let seq = 0
+  let cold: number | undefined
   const targetRound = Effect.gen(function*() {
     const log = yield* CheckedSessionLog
     const start = process.hrtime.bigint()
@@ -190,7 +193,13 @@ const throughput = async (root: string, sessions: number, journal: boolean): Pro
     await runtime.runPromise(
       Effect.flatMap(CheckedSessionLog, (log) => Effect.forEach(ids, (id) => log.append(id, "turn/start", {}), { concurrency: "unbounded" }))
     )
-    for (let round = 0; round < 3; round++) {
+    // Warm, as the latency rounds are: the first rounds run before V8 has optimized the path (and, in
+    // journal mode, start its I/O thread), and are not counted.
+    for (let round = 0; round < throughputWarmUpRounds; round++) await runtime.runPromise(targetRound)
+    cold = targets[0]
+    targets.length = 0
+    latencies.length = 0
+    for (let round = 0; round < 5; round++) {
       const order = [() => runtime.runPromise(targetRound), baselineRound, sqliteRound]
       for (let i = 0; i < order.length; i++) await order[(round + i) % order.length]!()
     }
@@ -210,7 +219,9 @@ const throughput = async (root: string, sessions: number, journal: boolean): Pro
     goal: sessions === 128 && journal ? { max: 0.1 } : undefined,
     note: `${(baseline / target).toFixed(1)}x the throughput of sequential write+fsync; latency p50 ${
       (median(latencies) / 1000).toFixed(2)
-    } ms, p99 ${(percentile(latencies, 99) / 1000).toFixed(2)} ms`
+    } ms, p99 ${(percentile(latencies, 99) / 1000).toFixed(2)} ms; cold (the first of ${throughputWarmUpRounds} rounds not counted) ${
+      cold === undefined ? "?" : (cold / baseline).toFixed(2)
+    }×`
   }]
   if (journal) {
     results.push({
