@@ -68,45 +68,49 @@ describe("IoThread", () => {
       })
     ))
 
+  /**
+   * A commit waiting on a thread that never answers (`stopping` stops it while the commit waits):
+   * answers the commit's exit, with the thread and its worker.
+   */
+  const waitingCommit = (directory: string, stopping: (worker: Worker) => Promise<unknown>) =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      let spawned: Worker | undefined
+      const thread = yield* IoThread.make(scope, () =>
+        spawned = new Worker(`require("node:worker_threads").parentPort.on("message", () => {})`, { eval: true }))
+      const journal = fs.openSync(join(directory, "journal.wal"), "w")
+      thread.write(batch(0, "batch 0\n"))
+      const committing = yield* Effect.forkChild(Effect.exit(thread.commit(0, journal, 0)))
+      while (spawned === undefined) yield* Effect.yieldNow
+      const worker = spawned
+      const exited = new Promise((resolve) => worker.once("exit", resolve))
+      yield* Effect.promise(() => stopping(worker))
+      const exit = yield* Fiber.join(committing)
+      // Ended either way: it writes nothing more.
+      yield* Effect.promise(() => exited)
+      const threaded = thread.threaded()
+      yield* Scope.close(scope, Exit.void)
+      fs.closeSync(journal)
+      return { exit, threaded }
+    })
+
   it.effect("a commit in flight when the thread stops fails, saying what it wrote is undone", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
-        const scope = yield* Scope.make()
-        let spawned: Worker | undefined
-        // A thread that never answers: it is stopped while the commit waits.
-        const thread = yield* IoThread.make(scope, () =>
-          spawned = new Worker(`require("node:worker_threads").parentPort.on("message", () => {})`, { eval: true }))
-        const journal = fs.openSync(join(directory, "journal.wal"), "w")
-        thread.write(batch(0, "batch 0\n"))
-        const committing = yield* Effect.forkChild(Effect.exit(thread.commit(0, journal, 0)))
-        while (spawned === undefined) yield* Effect.yieldNow
-        yield* Effect.promise(() => spawned!.terminate())
-        const exit = yield* Fiber.join(committing)
+        const { exit, threaded } = yield* waitingCommit(directory, (worker) => worker.terminate())
         assert.isTrue(Exit.isFailure(exit))
         assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "what it wrote is undone")
-        yield* Scope.close(scope, Exit.void)
-        fs.closeSync(journal)
+        assert.isFalse(threaded)
       })
     ))
 
   it.effect("a thread whose answer can't be read is stopped for good: the commit fails, and it writes nothing more", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
-        const scope = yield* Scope.make()
-        let spawned: Worker | undefined
-        const thread = yield* IoThread.make(scope, () =>
-          spawned = new Worker(`require("node:worker_threads").parentPort.on("message", () => {})`, { eval: true }))
-        const journal = fs.openSync(join(directory, "journal.wal"), "w")
-        thread.write(batch(0, "batch 0\n"))
-        const committing = yield* Effect.forkChild(Effect.exit(thread.commit(0, journal, 0)))
-        while (spawned === undefined) yield* Effect.yieldNow
-        const exited = new Promise((resolve) => spawned!.once("exit", resolve))
-        spawned.emit("messageerror", new Error("could not deserialize"))
-        assert.isTrue(Exit.isFailure(yield* Fiber.join(committing)))
-        yield* Effect.promise(() => exited)
-        assert.isFalse(thread.threaded())
-        yield* Scope.close(scope, Exit.void)
-        fs.closeSync(journal)
+        const { exit, threaded } = yield* waitingCommit(directory, (worker) => Promise.resolve(worker.emit("messageerror", new Error("could not deserialize"))))
+        assert.isTrue(Exit.isFailure(exit))
+        assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "can't be read")
+        assert.isFalse(threaded)
       })
     ))
 
