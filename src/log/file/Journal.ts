@@ -38,14 +38,20 @@ export const headerLine = (owner: Owner.Owner, created: number): Uint8Array =>
 export const recordHeader = (session: string, offset: number, length: number): string =>
   Format.seal(JSON.stringify({ session, offset, length }))
 
+interface Batch {
+  readonly session: string
+  readonly offset: number
+  readonly bytes: Uint8Array
+}
+
+/** A batch's record header line, encoded: its lines follow it. */
+export const recordHead = (batch: Batch): Uint8Array =>
+  Format.encodeLines(recordHeader(batch.session, batch.offset, batch.bytes.length))
+
 /** Batches as journal records, ready to write: each a record header, then the batch's lines. */
-export const records = (
-  batches: ReadonlyArray<{ readonly session: string; readonly offset: number; readonly bytes: Uint8Array }>
-): Uint8Array => {
+export const records = (batches: ReadonlyArray<Batch>): Uint8Array => {
   const parts: Array<Uint8Array> = []
-  for (const batch of batches) {
-    parts.push(Format.encodeLines(recordHeader(batch.session, batch.offset, batch.bytes.length)), batch.bytes)
-  }
+  for (const batch of batches) parts.push(recordHead(batch), batch.bytes)
   return Format.concat(parts)
 }
 

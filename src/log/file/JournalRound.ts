@@ -10,7 +10,6 @@ import type * as FileSystem from "effect/FileSystem"
 import type * as PlatformError from "effect/PlatformError"
 import { StorageFailure } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
-import * as Format from "./Format.ts"
 import * as IoCalls from "./IoCalls.ts"
 import type * as IoThread from "./IoThread.ts"
 import * as Journal from "./Journal.ts"
@@ -34,14 +33,15 @@ export interface State {
   readonly broken: () => StorageFailure | undefined
   /** After a failed round was cut from the journal (`cut`: whether that worked). */
   readonly afterCut: (generation: JournalFile.JournalFile, cut: boolean) => void
+  /** Cuts a failed round from the journal, then `afterCut`. */
+  readonly cutBack: (generation: JournalFile.JournalFile) => Effect.Effect<void>
   /** After the round's records are durable: the journal grew by `bytes`, and covers their files. */
   readonly stored: (generation: JournalFile.JournalFile, batch: ReadonlyArray<Chunk>, bytes: number) => void
 }
 
 /** Hands a batch to the thread, with its journal record's header. */
 export const handOver = (thread: IoThread.IoThread, chunk: Chunk): void => {
-  const header = Format.encodeLines(Journal.recordHeader(chunk.session, chunk.offset, chunk.bytes.length))
-  thread.write({ id: chunk.id, header, lines: chunk.bytes, write: chunk.write })
+  thread.write({ id: chunk.id, header: Journal.recordHead(chunk), lines: chunk.bytes, write: chunk.write })
 }
 
 /** Commits a round in `generation` through `thread` and answers every chunk of it. */
@@ -65,12 +65,7 @@ export const run = (
       if (Exit.isFailure(exit)) {
         // The thread stopped mid-commit: whatever it wrote to the journal is cut (and every batch,
         // maybe written to its session file, fails: its writer cuts it).
-        return Effect.exit(Effect.andThen(generation.file.truncate(generation.size), generation.file.sync)).pipe(
-          Effect.map((cut) => {
-            state.afterCut(generation, Exit.isSuccess(cut))
-            answerAll(Exit.failCause(exit.cause))
-          })
-        )
+        return Effect.andThen(state.cutBack(generation), Effect.sync(() => answerAll(Exit.failCause(exit.cause))))
       }
       const response = exit.value
       return Effect.sync(() => {

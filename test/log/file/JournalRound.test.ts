@@ -57,9 +57,14 @@ const fakeThread = (commit: (upTo: number, fd: number, position: number) => Effe
 const recordingState = (broken?: StorageFailure) => {
   const cuts: Array<boolean> = []
   const stored: Array<readonly [ReadonlyArray<number>, number]> = []
+  const afterCut = (_: unknown, cut: boolean) => void cuts.push(cut)
   const state: JournalRound.State = {
     broken: () => broken,
-    afterCut: (_, cut) => void cuts.push(cut),
+    afterCut,
+    // As the committer's: the journal cut back to where its records end, then `afterCut`.
+    cutBack: (generation) =>
+      Effect.flatMap(Effect.exit(Effect.andThen(generation.file.truncate(generation.size), generation.file.sync)), (cut) =>
+        Effect.sync(() => afterCut(generation, Exit.isSuccess(cut)))),
     stored: (_, batch, bytes) => void stored.push([batch.map((c) => c.id), bytes])
   }
   return { state, cuts, stored }
