@@ -62,7 +62,10 @@ const assembled = (batches: ReadonlyArray<Batch>): ReadonlyArray<IoCalls.Handed>
 /** Hands batches to the thread, and commits them; in place once the thread has stopped. */
 export interface IoThread {
   readonly write: (batch: Batch) => void
-  /** Commits every batch handed over up to `upTo` (see `IoCalls.ioWith`); a batch the stopped thread held is missing from the answer. */
+  /**
+   * Commits every batch handed over up to `upTo` (see `IoCalls.ioWith`); a batch the stopped thread
+   * held is missing from the answer. Fails, saying why, if the thread stops before it answers.
+   */
   readonly commit: (upTo: number, fd: number, position: number) => Effect.Effect<IoCalls.Response, StorageFailure>
   /** Whether the thread is running. */
   readonly threaded: () => boolean
@@ -169,7 +172,7 @@ export const make = (scope: Scope.Scope, spawn: Spawn = (code) => new Worker(cod
           pending = (response) =>
             resume(
               typeof response === "string"
-                ? Effect.fail(new StorageFailure({ detail: `${response}; what it wrote is undone` }))
+                ? Effect.fail(new StorageFailure({ detail: response }))
                 : Effect.succeed(response)
             )
           thread.ref()

@@ -187,10 +187,6 @@ export const make = Effect.fnUntraced(function*(
     generation.cuts++
     if (!cut) broken = new StorageFailure({ detail: `the journal ${generation.path} can't be repaired after a failed write` })
   }
-  /** Cuts a failed batch (and the zeros written ahead), so later batches don't follow bytes that end the journal's valid part. */
-  const cutBack = (generation: Generation) =>
-    Effect.flatMap(Effect.exit(Effect.andThen(generation.file.truncate(generation.size), generation.file.sync)), (cut) =>
-      Effect.sync(() => afterCut(generation, Exit.isSuccess(cut))))
 
   /** Writes chunks to the journal with one write and syncs it; a failed write is cut. The committer's. */
   const store = (batch: ReadonlyArray<Batch>, io: BlockingIo.Io): Effect.Effect<void, Error> =>
@@ -201,7 +197,11 @@ export const make = Effect.fnUntraced(function*(
       const written = yield* Effect.exit(
         Effect.andThen(io.writeAt(generation.file, generation.path, bytes, generation.size), io.sync(generation.file, generation.path))
       )
-      if (written._tag === "Failure") return yield* Effect.andThen(cutBack(generation), Effect.failCause(written.cause))
+      if (written._tag === "Failure") {
+        // Cut, so later batches don't follow bytes that end the journal's valid part.
+        afterCut(generation, yield* JournalFile.cutBack(generation))
+        return yield* Effect.failCause(written.cause)
+      }
       stored(generation, batch, bytes.length)
     })
 
@@ -237,7 +237,7 @@ export const make = Effect.fnUntraced(function*(
   /** Stores chunks together and answers each: resumes its fiber. */
   const answer = (batch: ReadonlyArray<Chunk>) =>
     thread !== undefined
-      ? writing(JournalRound.run(batch, current, thread, { broken: () => broken, afterCut, cutBack, stored }))
+      ? writing(JournalRound.run(batch, current, thread, { broken: () => broken, afterCut, stored }))
       : Effect.flatMap(Effect.exit(writing(store(batch, options.io))), (exit) =>
         Effect.sync(() => {
           for (const chunk of batch) chunk.done(Exit.isSuccess(exit) ? durable : Exit.failCause(exit.cause))

@@ -43,6 +43,14 @@ export interface JournalFile {
 }
 
 /**
+ * Cuts a failed round's bytes from `generation`, back to where its records end (the zeros written
+ * ahead go too), and syncs it: answers whether that worked. If not, what the round wrote may stay,
+ * durable, and be replayed after a crash.
+ */
+export const cutBack = (generation: JournalFile): Effect.Effect<boolean> =>
+  Effect.map(Effect.exit(Effect.andThen(generation.file.truncate(generation.size), generation.file.sync)), Exit.isSuccess)
+
+/**
  * Creates a journal in `directory`, its file open in a scope forked from `files`, written ahead to
  * `ahead` bytes (or its header, if longer). Nothing is left behind if it fails.
  */

@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import type * as FileSystem from "effect/FileSystem"
 import type * as PlatformError from "effect/PlatformError"
 import { StorageFailure } from "../SessionLogError.ts"
@@ -13,7 +14,7 @@ import * as BlockingIo from "./BlockingIo.ts"
 import * as IoCalls from "./IoCalls.ts"
 import type * as IoThread from "./IoThread.ts"
 import * as Journal from "./Journal.ts"
-import type * as JournalFile from "./JournalFile.ts"
+import * as JournalFile from "./JournalFile.ts"
 
 /** A batch of the round, and how its append is answered. */
 export interface Chunk {
@@ -33,8 +34,6 @@ export interface State {
   readonly broken: () => StorageFailure | undefined
   /** After a failed round was cut from the journal (`cut`: whether that worked). */
   readonly afterCut: (generation: JournalFile.JournalFile, cut: boolean) => void
-  /** Cuts a failed round from the journal, then `afterCut`. */
-  readonly cutBack: (generation: JournalFile.JournalFile) => Effect.Effect<void>
   /** After the round's records are durable: the journal grew by `bytes`, and covers their files. */
   readonly stored: (generation: JournalFile.JournalFile, batch: ReadonlyArray<Chunk>, bytes: number) => void
 }
@@ -64,8 +63,22 @@ export const run = (
     return Effect.flatMap(Effect.exit(thread.commit(batch[batch.length - 1]!.id, journal, generation.size)), (exit) => {
       if (Exit.isFailure(exit)) {
         // The thread stopped mid-commit: whatever it wrote to the journal is cut (and every batch,
-        // maybe written to its session file, fails: its writer cuts it).
-        return Effect.andThen(state.cutBack(generation), Effect.sync(() => answerAll(Exit.failCause(exit.cause))))
+        // maybe written to its session file, fails: its writer cuts it). If the journal can't be cut,
+        // its records may be durable already: the failure says so rather than that they are undone.
+        return Effect.flatMap(JournalFile.cutBack(generation), (cut) =>
+          Effect.sync(() => {
+            state.afterCut(generation, cut)
+            const why = Option.getOrUndefined(Exit.findErrorOption(exit))
+            answerAll(
+              why === undefined ? Exit.failCause(exit.cause) : Exit.fail(
+                new StorageFailure({
+                  detail: cut
+                    ? `${why.detail}; what it wrote is undone`
+                    : `${why.detail}, and the journal ${generation.path} could not be cut back: this batch may still be replayed after a crash (the journal takes no more batches)`
+                })
+              )
+            )
+          }))
       }
       const response = exit.value
       return Effect.sync(() => {

@@ -94,12 +94,12 @@ describe("IoThread", () => {
       return { exit, threaded }
     })
 
-  it.effect("a commit in flight when the thread stops fails, saying what it wrote is undone", () =>
+  it.effect("a commit in flight when the thread stops fails, saying why", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
         const { exit, threaded } = yield* waitingCommit(directory, (worker) => worker.terminate())
         assert.isTrue(Exit.isFailure(exit))
-        assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "what it wrote is undone")
+        assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "the journal's I/O thread exited")
         assert.isFalse(threaded)
       })
     ))

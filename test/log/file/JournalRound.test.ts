@@ -57,14 +57,9 @@ const fakeThread = (commit: (upTo: number, fd: number, position: number) => Effe
 const recordingState = (broken?: StorageFailure) => {
   const cuts: Array<boolean> = []
   const stored: Array<readonly [ReadonlyArray<number>, number]> = []
-  const afterCut = (_: unknown, cut: boolean) => void cuts.push(cut)
   const state: JournalRound.State = {
     broken: () => broken,
-    afterCut,
-    // As the committer's: the journal cut back to where its records end, then `afterCut`.
-    cutBack: (generation) =>
-      Effect.flatMap(Effect.exit(Effect.andThen(generation.file.truncate(generation.size), generation.file.sync)), (cut) =>
-        Effect.sync(() => afterCut(generation, Exit.isSuccess(cut)))),
+    afterCut: (_, cut) => void cuts.push(cut),
     stored: (_, batch, bytes) => void stored.push([batch.map((c) => c.id), bytes])
   }
   return { state, cuts, stored }
@@ -98,14 +93,40 @@ describe("JournalRound", () => {
       Effect.gen(function*() {
         const { fs, generation, path } = yield* journalIn(directory, "header\n", "half a record")
         const { answers, chunks } = chunksOf([0, 1], generation.file)
-        const stopped = new StorageFailure({ detail: "the journal's I/O thread exited (code 1); what it wrote is undone" })
-        const { thread } = fakeThread(() => Effect.fail(stopped))
+        const { thread } = fakeThread(() => Effect.fail(new StorageFailure({ detail: "the journal's I/O thread exited (code 1)" })))
         const { cuts, state, stored } = recordingState()
         yield* JournalRound.run(chunks, generation, thread, state)
         assert.strictEqual(yield* fs.readFileString(path), "header\n")
         assert.deepStrictEqual(cuts, [true])
         assert.deepStrictEqual(stored, [])
-        for (const id of [0, 1]) assert.strictEqual(detailOf(answers.get(id)), stopped)
+        for (const id of [0, 1]) {
+          assert.deepStrictEqual(
+            detailOf(answers.get(id)),
+            new StorageFailure({ detail: "the journal's I/O thread exited (code 1); what it wrote is undone" })
+          )
+        }
+      })
+    ))
+
+  it.effect("a thread that stopped mid-commit, and a journal that can't be cut back: every batch fails, saying it may still be replayed", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const { fs, generation, path } = yield* journalIn(directory, "header\n", "a whole record, maybe synced")
+        const { answers, chunks } = chunksOf([0, 1], generation.file)
+        const { thread } = fakeThread(() =>
+          // The journal's descriptor closed under the commit: it can't be cut.
+          Effect.andThen(Scope.close(generation.scope, Exit.void), Effect.fail(new StorageFailure({ detail: "the journal's I/O thread exited (code 1)" })))
+        )
+        const { cuts, state } = recordingState()
+        yield* JournalRound.run(chunks, generation, thread, state)
+        assert.deepStrictEqual(cuts, [false], "the journal is marked as not cut (it takes no more batches)")
+        assert.strictEqual(yield* fs.readFileString(path), "header\na whole record, maybe synced")
+        for (const id of [0, 1]) {
+          const detail = String(detailOf(answers.get(id)))
+          assert.include(detail, "the journal's I/O thread exited (code 1)")
+          assert.include(detail, `the journal ${path} could not be cut back: this batch may still be replayed after a crash`)
+          assert.notInclude(detail, "undone")
+        }
       })
     ))
 
