@@ -89,11 +89,13 @@ export const latency = async (root: string, journal: boolean): Promise<ReadonlyA
       lites.push(elapsedUs(t0))
     }
   }
-  // Rounds in turn, so that noise hits all three alike.
+  // Rounds in turn, so that noise hits all three alike; the order rotates across calls too, so that
+  // each round's first append follows the other two's work.
+  let turn = 0
   const rounds = async (count: number) => {
-    for (let round = 0; round < count; round++) {
+    for (let round = 0; round < count; round++, turn++) {
       const order = [() => runtime.runPromise(targetRound), baselineRound, sqliteRound]
-      for (let i = 0; i < order.length; i++) await order[(round + i) % order.length]!()
+      for (let i = 0; i < order.length; i++) await order[(turn + i) % order.length]!()
     }
   }
   let cold: { readonly p50: number; readonly baseline: number } | undefined

@@ -91,12 +91,20 @@ describe("JournalRound", () => {
   it.effect("a thread that stopped mid-commit: the journal is cut back to where its records ended, and every batch fails", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
-        const { fs, generation, path } = yield* journalIn(directory, "header\n", "half a record")
+        const { fs, generation: opened, path } = yield* journalIn(directory, "header\n", "half a record")
+        // What reaches the journal file: the cut, then its sync.
+        const ops: Array<string> = []
+        const file: FileSystem.File = Object.create(opened.file, {
+          sync: { get: () => Effect.andThen(opened.file.sync, Effect.sync(() => ops.push("sync"))) },
+          truncate: { value: (length?: number) => Effect.andThen(opened.file.truncate(length), Effect.sync(() => ops.push(`truncate ${length}`))) }
+        })
+        const generation = { ...opened, file }
         const { answers, chunks } = chunksOf([0, 1], generation.file)
         const { thread } = fakeThread(() => Effect.fail(new StorageFailure({ detail: "the journal's I/O thread exited (code 1)" })))
         const { cuts, state, stored } = recordingState()
         yield* JournalRound.run(chunks, generation, thread, state)
         assert.strictEqual(yield* fs.readFileString(path), "header\n")
+        assert.deepStrictEqual(ops, [`truncate ${"header\n".length}`, "sync"])
         assert.deepStrictEqual(cuts, [true])
         assert.deepStrictEqual(stored, [])
         for (const id of [0, 1]) {
