@@ -65,9 +65,13 @@ export const run = (
         // The thread stopped mid-commit: whatever it wrote to the journal is cut (and every batch,
         // maybe written to its session file, fails: its writer cuts it). If the journal can't be cut,
         // its records may be durable already: the failure says so rather than that they are undone.
-        return Effect.flatMap(JournalFile.cutBack(generation), (cut) =>
+        // Sent no journal, the thread wrote none: nothing to cut.
+        const cutting = journal < 0 ? Effect.succeed(true) : Effect.map(JournalFile.cutBack(generation), (cut) => {
+          state.afterCut(generation, cut)
+          return cut
+        })
+        return Effect.flatMap(cutting, (cut) =>
           Effect.sync(() => {
-            state.afterCut(generation, cut)
             const why = Option.getOrUndefined(Exit.findErrorOption(exit))
             answerAll(
               why === undefined ? Exit.failCause(exit.cause) : Exit.fail(

@@ -174,6 +174,23 @@ describe("JournalRound", () => {
       })
     ))
 
+  it.effect("a broken journal and a thread that stops mid-commit: nothing was sent to the journal, so nothing is cut", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const { fs, generation, path } = yield* journalIn(directory, "header\n", "bytes an earlier failure left")
+        const { answers, chunks } = chunksOf([0], generation.file)
+        const { thread } = fakeThread(() => Effect.fail(new StorageFailure({ detail: "the journal's I/O thread exited (code 1)" })))
+        const { cuts, state } = recordingState(new StorageFailure({ detail: "the journal can't be repaired after a failed write" }))
+        yield* JournalRound.run(chunks, generation, thread, state)
+        assert.deepStrictEqual(cuts, [])
+        assert.strictEqual(yield* fs.readFileString(path), "header\nbytes an earlier failure left")
+        assert.deepStrictEqual(
+          detailOf(answers.get(0)),
+          new StorageFailure({ detail: "the journal's I/O thread exited (code 1); what it wrote is undone" })
+        )
+      })
+    ))
+
   it.effect("a broken journal takes no records: the thread lets go of the batches, which fail with why", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
