@@ -77,7 +77,7 @@ export const run = (
               why === undefined ? Exit.failCause(exit.cause) : Exit.fail(
                 new StorageFailure({
                   detail: cut
-                    ? `${why.detail}; what it wrote is undone`
+                    ? `${why.detail}; what it wrote to the journal is undone`
                     : `${why.detail}, and the journal ${generation.path} could not be cut back: this batch may still be replayed after a crash (the journal takes no more batches)`
                 })
               )
@@ -90,7 +90,7 @@ export const run = (
         const failed = broken ?? (response.journal === undefined ? undefined : IoCalls.toPlatformError(response.journal.fault, generation.path))
         if (response.journal !== undefined && broken === undefined) state.afterCut(generation, response.journal.cut)
         else if (broken === undefined) state.stored(generation, batch.filter((chunk) => outcomes.get(chunk.id)?._tag === "Durable"), response.stored)
-        const stopped = new StorageFailure({ detail: "the journal's I/O thread stopped holding this batch; what it wrote is undone" })
+        const stopped = new StorageFailure({ detail: "the journal's I/O thread stopped holding this batch: it never reached the journal" })
         for (const chunk of batch) {
           const outcome = outcomes.get(chunk.id)
           chunk.done(

@@ -21,6 +21,7 @@ import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
 import * as PlatformError from "effect/PlatformError"
 import * as Result from "effect/Result"
+import * as StorageFailures from "../internal/storageFailure.ts"
 import type * as SessionLog from "../SessionLog.ts"
 import { OwnershipLost } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
@@ -96,11 +97,17 @@ const advance = (writer: Writer, start: Scanner.Position, entries: number, bytes
 }
 
 /**
- * Where the file ends is unknown now: appending after bytes that may hold the failed batch would
- * repeat its seqs. The writer stops; the next open of the session cuts or keeps them.
+ * A failed batch that could not be cut. Where the file ends is unknown now: appending after bytes that
+ * may hold it would repeat its seqs. The writer stops; the next open of the session cuts what is torn
+ * and keeps whole lines, so the append that failed says they may stay, with why it failed.
  */
-const uncut = (writer: Writer) =>
-  new OwnershipLost({ path: writer.path, detail: "a failed write could not be cut from the file; reopening the log repairs it" })
+const uncut = (writer: Writer, failure: unknown) => {
+  lose(writer, new OwnershipLost({ path: writer.path, detail: "a failed write could not be cut from the file; reopening the log repairs it" }))
+  const why = failure instanceof Error
+    ? StorageFailures.fromError(failure).detail
+    : typeof failure === "object" && failure !== null && "detail" in failure ? String(failure.detail) : String(failure)
+  return new OwnershipLost({ path: writer.path, detail: `${why}; the batch could not be cut from the file: its lines may stay, kept when the log is reopened` })
+}
 
 /**
  * Writes a batch after the writer's end and makes it durable, through `io`: each call an effect, the
@@ -127,8 +134,7 @@ export const append = Effect.fnUntraced(function*(
   const written = yield* Effect.exit(Effect.andThen(Effect.mapError(io.write(writer.file, writer.path, bytes), atPath), durable))
   if (Exit.isFailure(written)) {
     const cut = yield* Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync))
-    if (Exit.isFailure(cut)) writer.lost = uncut(writer)
-    return yield* Effect.failCause(written.cause)
+    return yield* Exit.isFailure(cut) ? Effect.fail(uncut(writer, Cause.squash(written.cause))) : Effect.failCause(written.cause)
   }
   // Durable, but in the file the path names, where this writer's batch ends? If not, it is not
   // acknowledged, and nothing is cut: the file may hold another writer's acknowledged lines.
@@ -189,10 +195,9 @@ const finish = (
   return Result.succeed(advance(writer, start, entries, bytes))
 }
 
-/** Not durable: the batch is cut from the session file (see `append`), with blocking calls. */
-const cutBlocking = (writer: Writer, fd: number, start: Scanner.Position, blocking: BlockingIo.Blocking) => {
-  if ((blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)) !== undefined) writer.lost = uncut(writer)
-}
+/** Not durable: the batch is cut from the session file (see `append`), with blocking calls; answers what it fails with. */
+const cutBlocking = (writer: Writer, fd: number, start: Scanner.Position, blocking: BlockingIo.Blocking, failed: Failure): Failure =>
+  (blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)) === undefined ? failed : uncut(writer, failed)
 
 /**
  * The same steps as `append`, at once, with blocking calls on the calling thread, for a lone batch:
@@ -217,10 +222,7 @@ export const appendNow = (
     (journal === undefined
       ? named(blocking.sync(fd, writer.path))
       : journal.commitBlocking({ session, file: writer.file, offset: start.offset, bytes }, blocking))
-  if (failed !== undefined) {
-    cutBlocking(writer, fd, start, blocking)
-    return Result.fail(failed)
-  }
+  if (failed !== undefined) return Result.fail(cutBlocking(writer, fd, start, blocking, failed))
   return finish(writer, fd, start, batch.length, bytes.length, blocking, true)
 }
 
@@ -258,13 +260,9 @@ export const appendShared = (
   })
 
 /** Not durable: cut from the session file (see `append`), through the thread pool. */
-const cutThenFail = <E>(writer: Writer, start: Scanner.Position, cause: Cause.Cause<E>) =>
-  Effect.andThen(
-    Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)).pipe(
-      Effect.tap((cut) => Exit.isFailure(cut) ? Effect.sync(() => writer.lost = uncut(writer)) : Effect.void)
-    ),
-    Effect.failCause(cause)
-  )
+const cutThenFail = <E>(writer: Writer, start: Scanner.Position, cause: Cause.Cause<E>): Effect.Effect<never, E | OwnershipLost> =>
+  Effect.flatMap(Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)), (cut): Effect.Effect<never, E | OwnershipLost> =>
+    Exit.isFailure(cut) ? Effect.fail(uncut(writer, Cause.squash(cause))) : Effect.failCause(cause))
 
 /**
  * `appendShared` through the journal's I/O thread, which makes the lock check, the write, the check after

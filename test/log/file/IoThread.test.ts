@@ -101,7 +101,7 @@ describe("IoThread", () => {
         assert.isTrue(Exit.isFailure(exit))
         const said = String(Exit.isFailure(exit) ? exit.cause : "")
         assert.include(said, "the journal's I/O thread exited")
-        // Whether what it wrote is undone is the round's to say, once it has cut the journal back.
+        // Whether what it wrote to the journal is undone is the round's to say, once it has cut it back.
         assert.notInclude(said, "undone")
         assert.isFalse(threaded)
       })

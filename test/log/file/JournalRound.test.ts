@@ -110,7 +110,7 @@ describe("JournalRound", () => {
         for (const id of [0, 1]) {
           assert.deepStrictEqual(
             detailOf(answers.get(id)),
-            new StorageFailure({ detail: "the journal's I/O thread exited (code 1); what it wrote is undone" })
+            new StorageFailure({ detail: "the journal's I/O thread exited (code 1); what it wrote to the journal is undone" })
           )
         }
       })
@@ -186,7 +186,7 @@ describe("JournalRound", () => {
         assert.strictEqual(yield* fs.readFileString(path), "header\nbytes an earlier failure left")
         assert.deepStrictEqual(
           detailOf(answers.get(0)),
-          new StorageFailure({ detail: "the journal's I/O thread exited (code 1); what it wrote is undone" })
+          new StorageFailure({ detail: "the journal's I/O thread exited (code 1); what it wrote to the journal is undone" })
         )
       })
     ))

@@ -304,7 +304,11 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
             const log = yield* yield* openedBlocking(directory, mode.options, blocking)
             yield* log.append(session, "todo/write", todo("one"))
             broken = true
-            assert.strictEqual(failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two")))).reason._tag, "StorageFailure")
+            // What it failed with, and that what it wrote may stay: the batch can't be cut.
+            const failed = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+            assert.deepInclude(failed.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
+            assert.include(failed.message, "EIO")
+            assert.include(failed.message, "the batch could not be cut from the file: its lines may stay, kept when the log is reopened")
             broken = false
             const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
             assert.deepInclude(error.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
@@ -416,7 +420,11 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
             const log = yield* yield* openedContended(directory, blocking, fs)
             yield* log.append(session, "todo/write", todo("one"))
             broken = true
-            assert.strictEqual(failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two")))).reason._tag, "StorageFailure")
+            // What it failed with, and that what it wrote may stay: the batch can't be cut.
+            const failed = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+            assert.deepInclude(failed.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
+            assert.include(failed.message, "EIO")
+            assert.include(failed.message, "the batch could not be cut from the file: its lines may stay, kept when the log is reopened")
             broken = false
             const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
             assert.deepInclude(error.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
@@ -426,6 +434,39 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
           assert.strictEqual((yield* reopened.append(session, "todo/write", todo("four"))).seq, 1)
           const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
           assert.deepInclude(verified, { events: 2, tornTailBytes: 0 })
+        })
+      ))
+  })
+}
+
+for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode", options: { journal: true } }]) {
+  describe(`Writer (${mode.name}): without blocking calls, a batch that fails`, () => {
+    it.effect("a failed write that can't be cut fails saying its lines may stay, and stops the writer", () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          let broken = false
+          const fs = failing(yield* FileSystem.FileSystem, {
+            write: () => broken ? systemError("EIO", "writeAll", fileOf(directory)) : undefined,
+            truncate: (path) => broken && path === fileOf(directory) ? systemError("EIO", "truncate", path) : undefined
+          })
+          const log = yield* Effect.map(
+            Layer.build(
+              SessionLogFile.layerFileSystem({ ...mode.options, directory, blocking: false }).pipe(
+                Layer.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, fs)))
+              )
+            ),
+            (context) => SessionLog.SessionLog.pipe(Effect.provide(context))
+          )
+          const appending = yield* log
+          yield* appending.append(session, "todo/write", todo("one"))
+          broken = true
+          const failed = failureOf(yield* Effect.exit(appending.append(session, "todo/write", todo("two"))))
+          assert.deepInclude(failed.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
+          assert.include(failed.message, "EIO")
+          assert.include(failed.message, "the batch could not be cut from the file: its lines may stay, kept when the log is reopened")
+          broken = false
+          const error = failureOf(yield* Effect.exit(appending.append(session, "todo/write", todo("three"))))
+          assert.include(error.message, "a failed write could not be cut from the file")
         })
       ))
   })
