@@ -199,8 +199,9 @@ export const make = Effect.fnUntraced(function*(
       )
       if (written._tag === "Failure") {
         // Cut, so later batches don't follow bytes that end the journal's valid part.
-        afterCut(generation, yield* JournalFile.cutBack(generation))
-        return yield* Effect.failCause(written.cause)
+        const cut = yield* JournalFile.cutBack(generation)
+        afterCut(generation, cut)
+        return yield* Effect.failCause<Error>(cut ? written.cause : Cause.map(written.cause, JournalFile.notCutBack(generation)))
       }
       stored(generation, batch, bytes.length)
     })
@@ -218,8 +219,9 @@ export const make = Effect.fnUntraced(function*(
     // Over the zeros written ahead: an fdatasync flushes the data alone (its size grows only past them).
     const failed = blocking.writeAt(fd, generation.path, bytes, generation.size) ?? blocking.datasync(fd, generation.path)
     if (failed !== undefined) {
-      afterCut(generation, (blocking.truncate(fd, generation.path, generation.size) ?? blocking.sync(fd, generation.path)) === undefined)
-      return failed
+      const cut = (blocking.truncate(fd, generation.path, generation.size) ?? blocking.sync(fd, generation.path)) === undefined
+      afterCut(generation, cut)
+      return cut ? failed : JournalFile.notCutBack(generation)(failed)
     }
     stored(generation, [chunk], bytes.length)
     // Opening the next journal, or writing more zeros ahead, takes calls through the thread pool:

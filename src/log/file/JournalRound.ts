@@ -75,11 +75,7 @@ export const run = (
             const why = Option.getOrUndefined(Exit.findErrorOption(exit))
             answerAll(
               why === undefined ? Exit.failCause(exit.cause) : Exit.fail(
-                new StorageFailure({
-                  detail: cut
-                    ? `${why.detail}; what it wrote to the journal is undone`
-                    : `${why.detail}, and the journal ${generation.path} could not be cut back: this batch may still be replayed after a crash (the journal takes no more batches)`
-                })
+                cut ? new StorageFailure({ detail: `${why.detail}; what it wrote to the journal is undone` }) : JournalFile.notCutBack(generation)(why)
               )
             )
           }))
@@ -87,7 +83,8 @@ export const run = (
       const response = exit.value
       return Effect.sync(() => {
         const outcomes = new Map(response.ids.map((id, i) => [id, response.outcomes[i]!]))
-        const failed = broken ?? (response.journal === undefined ? undefined : IoCalls.toPlatformError(response.journal.fault, generation.path))
+        const journalFailed = response.journal === undefined ? undefined : IoCalls.toPlatformError(response.journal.fault, generation.path)
+        const failed = broken ?? (journalFailed === undefined || response.journal?.cut ? journalFailed : JournalFile.notCutBack(generation)(journalFailed))
         if (response.journal !== undefined && broken === undefined) state.afterCut(generation, response.journal.cut)
         else if (broken === undefined) state.stored(generation, batch.filter((chunk) => outcomes.get(chunk.id)?._tag === "Durable"), response.stored)
         const stopped = new StorageFailure({ detail: "the journal's I/O thread stopped holding this batch: it never reached the journal" })
