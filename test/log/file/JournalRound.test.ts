@@ -190,7 +190,7 @@ describe("JournalRound", () => {
         assert.strictEqual(yield* fs.readFileString(path), "header\nbytes an earlier failure left")
         assert.deepStrictEqual(
           detailOf(answers.get(0)),
-          new StorageFailure({ detail: "the journal's I/O thread exited (code 1); what it wrote to the journal is undone" })
+          new StorageFailure({ detail: "the journal's I/O thread exited (code 1); it wrote nothing to the journal" })
         )
       })
     ))

@@ -291,6 +291,27 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
         })
       ))
 
+    it.effect("a batch written whole whose sync fails and that can't be cut: it appears when the session is read, as its failure said", () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          let broken = false
+          const blocking = failingBlocking((call, path) =>
+            broken && (call === "sync" || (call === "truncate" && path === fileOf(directory))) ? failure("EIO", call, path) : undefined
+          )
+          yield* Effect.scoped(Effect.gen(function*() {
+            const log = yield* yield* openedBlocking(directory, mode.options, blocking)
+            yield* log.append(session, "todo/write", todo("one"))
+            broken = true
+            const failed = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+            assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
+            assert.include(failed.message, "so some or all of it may appear when the session is read")
+          }))
+          const reopened = yield* yield* openedBlocking(directory, mode.options, BlockingIo.node)
+          assert.deepStrictEqual((yield* Stream.runCollect(reopened.read(session))).map((e) => e.data), [todo("one"), todo("two")])
+          assert.strictEqual((yield* reopened.append(session, "todo/write", todo("three"))).seq, 2)
+        })
+      ))
+
     it.effect("a failed write that can't be cut stops the writer; reopening the log cuts it", () =>
       withDirectory((directory) =>
         Effect.gen(function*() {
@@ -306,9 +327,9 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
             broken = true
             // What it failed with, and that what it wrote may stay: the batch can't be cut.
             const failed = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
-            assert.deepInclude(failed.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
+            assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
             assert.include(failed.message, "EIO")
-            assert.include(failed.message, "the batch could not be cut from the file: its lines may stay, kept when the log is reopened")
+            assert.include(failed.message, `the failed batch could not be removed from ${fileOf(directory)}, so some or all of it may appear`)
             broken = false
             const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
             assert.deepInclude(error.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
@@ -422,9 +443,9 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
             broken = true
             // What it failed with, and that what it wrote may stay: the batch can't be cut.
             const failed = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
-            assert.deepInclude(failed.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
+            assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
             assert.include(failed.message, "EIO")
-            assert.include(failed.message, "the batch could not be cut from the file: its lines may stay, kept when the log is reopened")
+            assert.include(failed.message, `the failed batch could not be removed from ${fileOf(directory)}, so some or all of it may appear`)
             broken = false
             const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
             assert.deepInclude(error.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
@@ -461,9 +482,9 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
           yield* appending.append(session, "todo/write", todo("one"))
           broken = true
           const failed = failureOf(yield* Effect.exit(appending.append(session, "todo/write", todo("two"))))
-          assert.deepInclude(failed.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
+          assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
           assert.include(failed.message, "EIO")
-          assert.include(failed.message, "the batch could not be cut from the file: its lines may stay, kept when the log is reopened")
+          assert.include(failed.message, `the failed batch could not be removed from ${fileOf(directory)}, so some or all of it may appear`)
           broken = false
           const error = failureOf(yield* Effect.exit(appending.append(session, "todo/write", todo("three"))))
           assert.include(error.message, "a failed write could not be cut from the file")
