@@ -13,7 +13,7 @@ import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
 import * as Executables from "../../support/Executables.ts"
 import { failureOf } from "../SessionLogConformance.ts"
-import { errno, failingCalls, fileOf, todo, withDirectory } from "./FileTest.ts"
+import { errno, failing, failingCalls, fileOf, systemError, todo, withDirectory } from "./FileTest.ts"
 
 const encoder = new TextEncoder()
 const batch = (id: number, text: string): IoThread.Batch => ({ id, header: new Uint8Array(0), lines: encoder.encode(text), write: undefined })
@@ -133,13 +133,17 @@ const session = SessionId.decodeSync("io-thread-session")
 
 /**
  * A journal-mode log whose contended batches (all after a writer's first: the test clock never
- * moves) make `calls` through its I/O thread's code, in place.
+ * moves) make `calls` through its I/O thread's code, in place; its other calls through `files`.
  */
-const openedWith = (directory: string, calls: IoCalls.Calls) =>
+const openedWith = (directory: string, calls: IoCalls.Calls, files?: FileSystem.FileSystem) =>
   Effect.map(
     Layer.build(
       SessionLogFile.layerFileSystem({ directory, journal: true }).pipe(
-        Layer.provide(Layer.merge(NodeServices.layer, Layer.succeed(IoThread.ThreadCalls, calls)))
+        Layer.provide(Layer.mergeAll(
+          NodeServices.layer,
+          Layer.succeed(IoThread.ThreadCalls, calls),
+          files === undefined ? Layer.empty : Layer.succeed(FileSystem.FileSystem, files)
+        ))
       )
     ),
     (context) => SessionLog.SessionLog.pipe(Effect.provide(context))
@@ -161,6 +165,26 @@ describe("SessionLogFile (journal mode): the I/O thread's calls that fail", () =
         const verified = yield* SessionLogFile.verify({ directory }, session, TodoEvents.invariants)
         assert.deepInclude(verified, { events: 2, tornTailBytes: 0 })
         assert.deepStrictEqual((yield* Stream.runCollect(log.read(session))).map((e) => e.data), [todo("one"), todo("three")])
+      })
+    ))
+
+  it.effect("a journal that can't be synced, and a session file its lines can't be cut from: the failure says they may appear", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        let broken = false
+        const files = failing(yield* FileSystem.FileSystem, {
+          truncate: (path) => broken && path === fileOf(directory, session) ? systemError("EIO", "truncate", path) : undefined
+        })
+        const log = yield* yield* openedWith(directory, failingCalls((call) => broken && call === "fdatasyncSync" ? errno("EIO") : undefined), files)
+        yield* log.append(session, "todo/write", todo("one"))
+        broken = true
+        const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+        assert.deepInclude(error.reason, { _tag: "StorageFailure", kind: "IoError" })
+        assert.include(error.message, ".wal")
+        assert.include(error.message, `the failed batch could not be removed from ${fileOf(directory, session)}, so some or all of it may appear`)
+        broken = false
+        const stopped = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
+        assert.include(stopped.message, "a failed write could not be cut from the file")
       })
     ))
 
