@@ -178,6 +178,24 @@ const failingBlocking = (
   stillAt: BlockingIo.node.stillAt
 })
 
+/**
+ * After a first append, with the calls `breaking` turns on: the second fails as the storage failure it
+ * was, saying the batch, which can't be cut, may appear; the writer then stops.
+ */
+const failsUncut = (log: SessionLog.Service, directory: string, breaking: (on: boolean) => void) =>
+  Effect.gen(function*() {
+    yield* log.append(session, "todo/write", todo("one"))
+    breaking(true)
+    const failed = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
+    assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
+    assert.include(failed.message, "EIO")
+    assert.include(failed.message, `the failed batch could not be removed from ${fileOf(directory)}, so some or all of it may appear`)
+    breaking(false)
+    const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
+    assert.deepInclude(error.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
+    assert.include(error.message, "a failed write could not be cut from the file")
+  })
+
 /** A log over `directory` whose lone batches make `blocking`'s calls, every batch alone. */
 const openedBlocking = (directory: string, options: { readonly journal?: boolean }, blocking: BlockingIo.Blocking) =>
   Effect.map(
@@ -323,17 +341,7 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
           )
           yield* Effect.scoped(Effect.gen(function*() {
             const log = yield* yield* openedBlocking(directory, mode.options, blocking)
-            yield* log.append(session, "todo/write", todo("one"))
-            broken = true
-            // What it failed with, and that what it wrote may stay: the batch can't be cut.
-            const failed = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
-            assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
-            assert.include(failed.message, "EIO")
-            assert.include(failed.message, `the failed batch could not be removed from ${fileOf(directory)}, so some or all of it may appear`)
-            broken = false
-            const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
-            assert.deepInclude(error.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
-            assert.include(error.message, "could not be cut")
+            yield* failsUncut(log, directory, (on) => broken = on)
           }))
           const reopened = yield* yield* openedBlocking(directory, mode.options, BlockingIo.node)
           assert.strictEqual((yield* reopened.append(session, "todo/write", todo("four"))).seq, 1)
@@ -439,17 +447,7 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
           })
           yield* Effect.scoped(Effect.gen(function*() {
             const log = yield* yield* openedContended(directory, blocking, fs)
-            yield* log.append(session, "todo/write", todo("one"))
-            broken = true
-            // What it failed with, and that what it wrote may stay: the batch can't be cut.
-            const failed = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
-            assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
-            assert.include(failed.message, "EIO")
-            assert.include(failed.message, `the failed batch could not be removed from ${fileOf(directory)}, so some or all of it may appear`)
-            broken = false
-            const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
-            assert.deepInclude(error.reason, { _tag: "OwnershipLost", path: fileOf(directory) })
-            assert.include(error.message, "could not be cut")
+            yield* failsUncut(log, directory, (on) => broken = on)
           }))
           const reopened = yield* yield* openedBlocking(directory, mode.options, BlockingIo.node)
           assert.strictEqual((yield* reopened.append(session, "todo/write", todo("four"))).seq, 1)
@@ -478,16 +476,7 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
             ),
             (context) => SessionLog.SessionLog.pipe(Effect.provide(context))
           )
-          const appending = yield* log
-          yield* appending.append(session, "todo/write", todo("one"))
-          broken = true
-          const failed = failureOf(yield* Effect.exit(appending.append(session, "todo/write", todo("two"))))
-          assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
-          assert.include(failed.message, "EIO")
-          assert.include(failed.message, `the failed batch could not be removed from ${fileOf(directory)}, so some or all of it may appear`)
-          broken = false
-          const error = failureOf(yield* Effect.exit(appending.append(session, "todo/write", todo("three"))))
-          assert.include(error.message, "a failed write could not be cut from the file")
+          yield* failsUncut(yield* log, directory, (on) => broken = on)
         })
       ))
   })
