@@ -6,8 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
 import type * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
 import type * as PlatformError from "effect/PlatformError"
 import { StorageFailure } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
