@@ -53,8 +53,11 @@ describe("IoCalls: what the journal's I/O thread does", () => {
     withFiles(({ journal, journalPath, session }) => {
       const [ok, removed, unreadable, replaced] = ["ok", "removed", "unreadable", "replaced"].map(session)
       fs.rmSync(removed!.lock)
-      fs.rmSync(replaced!.lock)
-      fs.writeFileSync(replaced!.lock, "someone else's")
+      // Replaced by a file made before the old one goes: another inode, always. (Removed first, the new
+      // file could reuse the freed inode here, and the test failed now and then; a writer keeps its lock
+      // open, so its inode is never freed while it holds it.)
+      fs.writeFileSync(`${replaced!.lock}.new`, "someone else's")
+      fs.renameSync(`${replaced!.lock}.new`, replaced!.lock)
       const io = IoCalls.ioWith(failingCalls((call, target) => call === "lstatSync" && target === unreadable!.lock ? errno("EACCES") : undefined))
       const batches = [
         handed(0, "zero\n", ok!.write),
