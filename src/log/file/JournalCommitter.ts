@@ -28,7 +28,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
 import type * as Path from "effect/Path"
-import type * as PlatformError from "effect/PlatformError"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
@@ -43,7 +42,7 @@ import type * as Owner from "./Owner.ts"
 import * as RegularFile from "./RegularFile.ts"
 
 /** What a journal commit fails with. */
-export type Error = PlatformError.PlatformError | StorageFailure
+export type Error = JournalRound.Failure
 
 type Chunk = JournalRound.Chunk
 

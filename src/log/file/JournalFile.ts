@@ -12,7 +12,7 @@ import type * as Path from "effect/Path"
 import type * as PlatformError from "effect/PlatformError"
 import * as Scope from "effect/Scope"
 import * as StorageFailures from "../internal/storageFailure.ts"
-import { StorageFailure } from "../SessionLogError.ts"
+import type { StorageFailure } from "../SessionLogError.ts"
 import * as Journal from "./Journal.ts"
 import type * as Owner from "./Owner.ts"
 import * as RegularFile from "./RegularFile.ts"
@@ -53,13 +53,11 @@ export const cutBack = (generation: JournalFile): Effect.Effect<boolean> =>
   Effect.map(Effect.exit(Effect.andThen(generation.file.truncate(generation.size), generation.file.sync)), Exit.isSuccess)
 
 /** What a failed round fails with once `generation` could not be cut back: its records may stay there, durable. */
-export const notCutBack = (generation: JournalFile) => (failure: PlatformError.PlatformError | StorageFailure): StorageFailure => {
-  const said = failure instanceof StorageFailure ? failure : StorageFailures.fromError(failure)
-  return new StorageFailure({
-    kind: said.kind,
-    detail: `${said.detail}, and the journal ${generation.path} could not be cut back: this batch may still be replayed after a crash (the journal takes no more batches)`
-  })
-}
+export const notCutBack = (generation: JournalFile) => (failure: PlatformError.PlatformError | StorageFailure): StorageFailures.Worded =>
+  StorageFailures.adding(
+    failure,
+    `, and the journal ${generation.path} could not be cut back: this batch may still be replayed after a crash (the journal takes no more batches)`
+  )
 
 /**
  * Creates a journal in `directory`, its file open in a scope forked from `files`, written ahead to

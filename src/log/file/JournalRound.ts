@@ -9,12 +9,16 @@ import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
 import type * as PlatformError from "effect/PlatformError"
+import type * as StorageFailures from "../internal/storageFailure.ts"
 import { StorageFailure } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
 import * as IoCalls from "./IoCalls.ts"
 import type * as IoThread from "./IoThread.ts"
 import * as Journal from "./Journal.ts"
 import * as JournalFile from "./JournalFile.ts"
+
+/** What a journal commit fails with. */
+export type Failure = PlatformError.PlatformError | StorageFailure | StorageFailures.Worded
 
 /** A batch of the round, and how its append is answered. */
 export interface Chunk {
@@ -25,7 +29,7 @@ export interface Chunk {
   readonly offset: number
   readonly bytes: Uint8Array
   readonly write: IoCalls.Write | undefined
-  readonly done: (exit: Exit.Exit<IoCalls.Answer, PlatformError.PlatformError | StorageFailure>) => void
+  readonly done: (exit: Exit.Exit<IoCalls.Answer, Failure>) => void
 }
 
 /** What the round reads and changes of the committer's state. */
@@ -51,7 +55,7 @@ export const run = (
   state: State
 ): Effect.Effect<void> =>
   Effect.suspend(() => {
-    const answerAll = (exit: Exit.Exit<never, PlatformError.PlatformError | StorageFailure>) => {
+    const answerAll = (exit: Exit.Exit<never, Failure>) => {
       for (const chunk of batch) chunk.done(exit)
     }
     const fd = BlockingIo.descriptorOf(generation.file)

@@ -23,7 +23,7 @@ import * as PlatformError from "effect/PlatformError"
 import * as Result from "effect/Result"
 import * as StorageFailures from "../internal/storageFailure.ts"
 import type * as SessionLog from "../SessionLog.ts"
-import { OwnershipLost, StorageFailure } from "../SessionLogError.ts"
+import { OwnershipLost } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
 import * as Format from "./Format.ts"
 import * as IoCalls from "./IoCalls.ts"
@@ -101,13 +101,12 @@ const advance = (writer: Writer, start: Scanner.Position, entries: number, bytes
  * may hold it would repeat its seqs. The writer stops; reads and the next open keep its whole lines,
  * so the append fails as the storage failure it was (its kind kept), saying they may appear.
  */
-const uncut = (writer: Writer, failure: unknown): StorageFailure => {
+const uncut = (writer: Writer, failure: unknown): StorageFailures.Worded => {
   lose(writer, new OwnershipLost({ path: writer.path, detail: "a failed write could not be cut from the file; reopening the log repairs it" }))
-  const said = failure instanceof StorageFailure ? failure : StorageFailures.fromError(failure instanceof Error ? failure : new Error(String(failure)))
-  return new StorageFailure({
-    kind: said.kind,
-    detail: `${said.detail}; the failed batch could not be removed from ${writer.path}, so some or all of it may appear when the session is read; this writer stops until the log is reopened`
-  })
+  return StorageFailures.adding(
+    failure,
+    `; the failed batch could not be removed from ${writer.path}, so some or all of it may appear when the session is read; this writer stops until the log is reopened`
+  )
 }
 
 /**
@@ -261,8 +260,8 @@ export const appendShared = (
   })
 
 /** Not durable: cut from the session file (see `append`), through the thread pool. */
-const cutThenFail = <E>(writer: Writer, start: Scanner.Position, cause: Cause.Cause<E>): Effect.Effect<never, E | StorageFailure> =>
-  Effect.flatMap(Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)), (cut): Effect.Effect<never, E | StorageFailure> =>
+const cutThenFail = <E>(writer: Writer, start: Scanner.Position, cause: Cause.Cause<E>): Effect.Effect<never, E | StorageFailures.Worded> =>
+  Effect.flatMap(Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)), (cut): Effect.Effect<never, E | StorageFailures.Worded> =>
     Exit.isFailure(cut) ? Effect.fail(uncut(writer, Cause.squash(cause))) : Effect.failCause(cause))
 
 /**

@@ -4,6 +4,7 @@
  * "Unknown: FileSystem.writeAll (21)". The system error code decides the kind; the foreign error
  * itself stays the cause, for the operator's log.
  */
+import * as Data from "effect/Data"
 import * as PlatformError from "effect/PlatformError"
 import type { Failure } from "../SessionLog.ts"
 import { SessionLogError, StorageFailure, type StorageFailureKind } from "../SessionLogError.ts"
@@ -25,8 +26,18 @@ const byCode: Record<string, readonly [StorageFailureKind, string]> = {
 const codeOf = (cause: unknown): string | undefined =>
   typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string" ? cause.code : undefined
 
+/**
+ * A storage failure the log worded itself, adding what the foreign error can't say (that a failed
+ * batch may still appear…): the log's error carries `reason`, and the foreign error as its cause.
+ */
+export class Worded extends Data.TaggedError("WordedStorageFailure")<{
+  readonly reason: StorageFailure
+  readonly cause: unknown
+}> {}
+
 /** The failure's kind and plain description, with its code and where it happened. */
 export const fromError = (error: Error): StorageFailure => {
+  if (error instanceof Worded) return error.reason
   if (!PlatformError.isPlatformError(error) || error.reason._tag === "BadArgument") {
     return new StorageFailure({ kind: "Unknown", detail: error.message })
   }
@@ -47,9 +58,19 @@ export const fromError = (error: Error): StorageFailure => {
   return new StorageFailure({ kind, detail: `${plain} (${code}, ${operation})` })
 }
 
+/** `failure` as a storage failure of its kind, its detail followed by `more`; a foreign error stays the cause. */
+export const adding = (failure: unknown, more: string): Worded => {
+  const said = failure instanceof StorageFailure ? failure : fromError(failure instanceof Error ? failure : new Error(String(failure)))
+  const foreign = failure instanceof Worded ? failure.cause : failure instanceof Error ? failure : undefined
+  return new Worded({ reason: new StorageFailure({ kind: said.kind, detail: `${said.detail}${more}` }), cause: foreign })
+}
+
 /** A backend failure as the log's error (see `SessionLog.toError`). */
 export const toError = (method: string, session?: string) => (failure: Failure): SessionLogError => {
   if (failure instanceof SessionLogError) return failure
+  if (failure instanceof Worded) {
+    return SessionLogError.fromReason({ method, session, reason: failure.reason, ...(failure.cause === undefined ? {} : { cause: failure.cause }) })
+  }
   if (failure instanceof Error) return SessionLogError.fromReason({ method, session, reason: fromError(failure), cause: failure })
   return SessionLogError.fromReason({ method, session, reason: failure })
 }

@@ -6,7 +6,7 @@
  */
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Fiber, FileSystem, Layer, Logger, Path, type PlatformError, Schedule, Scheduler, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, FileSystem, Layer, Logger, Path, PlatformError, Schedule, Scheduler, Scope } from "effect"
 import { join } from "node:path"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 import * as Format from "../../../src/log/file/Format.ts"
@@ -15,6 +15,7 @@ import * as JournalCommitter from "../../../src/log/file/JournalCommitter.ts"
 import * as JournalFile from "../../../src/log/file/JournalFile.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import * as StorageFailures from "../../../src/log/internal/storageFailure.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import { failing, systemError } from "./FileTest.ts"
@@ -298,9 +299,10 @@ describe("JournalCommitter", () => {
       assert.isUndefined(h.committer.commitBlocking(h.chunk(0), h.blocking))
       broken = true
       // Its records may stay in the journal: it says so, and why it failed.
-      const failed = h.committer.commitBlocking(h.chunk(1), h.blocking)
-      assert.deepInclude(failed, { _tag: "StorageFailure", kind: "IoError" })
-      assert.include(failed?._tag === "StorageFailure" ? failed.detail : "", "could not be cut back: this batch may still be replayed after a crash")
+      const failed = StorageFailures.toError("append")(h.committer.commitBlocking(h.chunk(1), h.blocking)!)
+      assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
+      assert.include(failed.message, "could not be cut back: this batch may still be replayed after a crash")
+      assert.isTrue(PlatformError.isPlatformError(failed.cause), "the foreign error stays the cause")
       broken = false
       const refused = h.committer.commitBlocking(h.chunk(2), h.blocking)
       assert.include(refused?._tag === "StorageFailure" ? refused.detail : "", "can't be repaired after a failed write")
@@ -508,9 +510,10 @@ describe("JournalCommitter", () => {
       const chunk = (n: number) => ({ session: "s", file: session, offset: n * line.length, bytes: line })
       yield* committer.commit(chunk(0))
       broken = true
-      const failed = yield* Effect.flip(committer.commit(chunk(1)))
-      assert.deepInclude(failed, { _tag: "StorageFailure", kind: "IoError" })
-      assert.include(failed._tag === "StorageFailure" ? failed.detail : "", "could not be cut back: this batch may still be replayed after a crash")
+      const failed = StorageFailures.toError("append")(yield* Effect.flip(committer.commit(chunk(1))))
+      assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
+      assert.include(failed.message, "could not be cut back: this batch may still be replayed after a crash")
+      assert.isTrue(PlatformError.isPlatformError(failed.cause), "the foreign error stays the cause")
       broken = false
       const refused = yield* Effect.flip(committer.commit(chunk(1)))
       assert.include(refused._tag === "StorageFailure" ? refused.detail : "", "can't be repaired after a failed write")

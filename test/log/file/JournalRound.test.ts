@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, FileSystem, Option, Scope } from "effect"
+import { Effect, Exit, FileSystem, Option, PlatformError, Scope } from "effect"
 import type * as IoCalls from "../../../src/log/file/IoCalls.ts"
 import type * as IoThread from "../../../src/log/file/IoThread.ts"
 import type * as JournalFile from "../../../src/log/file/JournalFile.ts"
 import * as JournalRound from "../../../src/log/file/JournalRound.ts"
+import * as StorageFailures from "../../../src/log/internal/storageFailure.ts"
 import { StorageFailure } from "../../../src/log/SessionLogError.ts"
 import { withDirectory } from "./FileTest.ts"
 
@@ -30,7 +31,7 @@ const journalIn = (directory: string, kept: string, stray: string) =>
 
 /** Chunks whose answers are recorded. */
 const chunksOf = (ids: ReadonlyArray<number>, file: FileSystem.File) => {
-  const answers = new Map<number, Exit.Exit<IoCalls.Answer, unknown>>()
+  const answers = new Map<number, Exit.Exit<IoCalls.Answer, JournalRound.Failure>>()
   const chunks = ids.map((id): JournalRound.Chunk => ({
     id,
     session: `s${id}`,
@@ -66,7 +67,7 @@ const recordingState = (broken?: StorageFailure) => {
 }
 
 const durable: IoCalls.Outcome = { _tag: "Durable", found: undefined, fault: undefined }
-const detailOf = (exit: Exit.Exit<unknown, unknown> | undefined) =>
+const detailOf = <E>(exit: Exit.Exit<unknown, E> | undefined): E | undefined =>
   exit !== undefined && Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit)) : undefined
 
 describe("JournalRound", () => {
@@ -130,7 +131,7 @@ describe("JournalRound", () => {
         assert.deepStrictEqual(cuts, [false], "the journal is marked as not cut (it takes no more batches)")
         assert.strictEqual(yield* fs.readFileString(path), "header\na whole record, maybe synced")
         for (const id of [0, 1]) {
-          const detail = String(detailOf(answers.get(id)))
+          const detail = StorageFailures.toError("append")(detailOf(answers.get(id))!).message
           assert.include(detail, "the journal's I/O thread exited (code 1)")
           assert.include(detail, `the journal ${path} could not be cut back: this batch may still be replayed after a crash`)
           assert.notInclude(detail, "undone")
@@ -170,10 +171,11 @@ describe("JournalRound", () => {
         assert.deepStrictEqual(cuts, [false])
         assert.deepStrictEqual(stored, [])
         // Not cut back: its records may stay, and the failure says so.
-        const failed = detailOf(answers.get(0))
-        assert.deepInclude(failed, { _tag: "StorageFailure", kind: "IoError" })
-        assert.include(String(failed), path)
-        assert.include(String(failed), "could not be cut back: this batch may still be replayed after a crash")
+        const failed = StorageFailures.toError("append")(detailOf(answers.get(0))!)
+        assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
+        assert.include(failed.message, path)
+        assert.include(failed.message, "could not be cut back: this batch may still be replayed after a crash")
+        assert.isTrue(PlatformError.isPlatformError(failed.cause), "the journal's error stays the cause")
         assert.deepStrictEqual(answers.get(1), Exit.succeed({ _tag: "WriteFailed", fault }))
       })
     ))

@@ -190,6 +190,7 @@ const failsUncut = (log: SessionLog.Service, directory: string, breaking: (on: b
     assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
     assert.include(failed.message, "EIO")
     assert.include(failed.message, `the failed batch could not be removed from ${fileOf(directory)}, so some or all of it may appear`)
+    assert.isTrue(PlatformError.isPlatformError(failed.cause), "the foreign error stays the cause")
     breaking(false)
     const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
     assert.deepInclude(error.reason, { _tag: "OwnershipLost", path: fileOf(directory) })

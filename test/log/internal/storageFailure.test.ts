@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as PlatformError from "effect/PlatformError"
 import * as StorageFailure from "../../../src/log/internal/storageFailure.ts"
-import { SessionLogError } from "../../../src/log/SessionLogError.ts"
+import { SessionLogError, StorageFailure as SessionLogErrorReason } from "../../../src/log/SessionLogError.ts"
 
 const system = (options: Partial<Parameters<typeof PlatformError.systemError>[0]> & { readonly code?: unknown }) => {
   const { code, ...rest } = options
@@ -69,3 +69,26 @@ describe("storageFailure.fromError", () => {
     assert.strictEqual(wrapped.method, "append")
   })
 })
+
+describe("storageFailure.adding", () => {
+  it("keeps the kind, adds to the detail, and keeps the foreign error as the log error's cause", () => {
+    const foreign = system({ code: "EIO", syscall: "fdatasync", pathOrDescriptor: "/d/j.wal" })
+    const worded = StorageFailure.adding(foreign, ", and more")
+    assert.deepInclude(worded.reason, { kind: "IoError", detail: "an I/O error: the device failed (EIO, fdatasync on /d/j.wal), and more" })
+    const error = StorageFailure.toError("append", "s")(worded)
+    assert.strictEqual(error.reason, worded.reason)
+    assert.strictEqual(error.cause, foreign)
+    assert.include(error.message, "and more")
+  })
+
+  it("added to twice, the first foreign error stays the cause; a reason of the log's own has no cause", () => {
+    const foreign = system({ code: "ENOSPC", syscall: "write", pathOrDescriptor: "/d/s.jsonl" })
+    const twice = StorageFailure.adding(StorageFailure.adding(foreign, "; one"), "; two")
+    assert.deepInclude(twice.reason, { kind: "DiskFull", detail: "the disk is full (ENOSPC, write on /d/s.jsonl); one; two" })
+    assert.strictEqual(StorageFailure.toError("append")(twice).cause, foreign)
+    const own = StorageFailure.adding(new SessionLogErrorReason({ kind: "IoError", detail: "the thread exited" }), "; more")
+    assert.deepInclude(own.reason, { kind: "IoError", detail: "the thread exited; more" })
+    assert.isUndefined(StorageFailure.toError("append")(own).cause)
+  })
+})
+
