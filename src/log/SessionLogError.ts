@@ -71,13 +71,15 @@ export type StorageFailureKind = typeof StorageFailureKind.Type
 /**
  * The storage itself failed (I/O, connection). `detail` says what happened in plain words and, for
  * a system error, its code (`ENOSPC`…); the foreign error is the `SessionLogError`'s `cause`.
+ * `maybeStored`: the failed append could not be undone, so it may still appear in the log.
  *
  * @since 0.2.0
  * @category reasons
  */
 export class StorageFailure extends Schema.TaggedClass<StorageFailure>()("StorageFailure", {
   kind: StorageFailureKind.pipe(Schema.withConstructorDefault(Effect.succeed("Unknown"))),
-  detail: Schema.String
+  detail: Schema.String,
+  maybeStored: Schema.optionalKey(Schema.Literal(true))
 }) {}
 
 /**

@@ -165,6 +165,9 @@ export const modelText = (error: TodoWriteError): string => {
     case "OwnershipLost":
       return "todo_write could not save the list: this session's log was taken over or removed outside this process, so nothing was saved. Tell the user; retrying will not help."
     case "StorageFailure":
+      if (reason.maybeStored === true) {
+        return "todo_write could not confirm that the list was saved (storage failed): it may or may not have been. Tell the user; retrying will not help until the session log is reopened."
+      }
       switch (reason.kind) {
         case "DiskFull":
         case "QuotaExceeded":

@@ -220,6 +220,18 @@ describe("TodoWrite", () => {
         assert.include(Cause.pretty(logged[0]!.cause), path)
       }).pipe(Effect.provide(Logger.layer([capture]))))
 
+    it.effect("a storage failure that could not be undone says the list may or may not have been saved", () =>
+      Effect.gen(function*() {
+        const result = yield* callOnce.pipe(
+          Effect.provide(failingLog(new StorageFailure({ kind: "IoError", detail: `${path} could not be cut back`, maybeStored: true })))
+        )
+        assert.isTrue(result.isFailure)
+        assert.strictEqual(
+          result.encodedResult,
+          "todo_write could not confirm that the list was saved (storage failed): it may or may not have been. Tell the user; retrying will not help until the session log is reopened."
+        )
+      }).pipe(Effect.provide(Logger.layer([capture]))))
+
     it.effect("a session held by another process says so, without the lock's path", () =>
       Effect.gen(function*() {
         const result = yield* callOnce.pipe(

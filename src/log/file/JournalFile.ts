@@ -54,7 +54,7 @@ export const cutBack = (generation: JournalFile): Effect.Effect<boolean> =>
 
 /** What a failed round fails with once `generation` could not be cut back: its records may stay there, durable. */
 export const notCutBack = (generation: JournalFile) => (failure: PlatformError.PlatformError | StorageFailure): StorageFailures.Worded =>
-  StorageFailures.adding(
+  StorageFailures.maybeStored(
     failure,
     `, and the journal ${generation.path} could not be cut back: this batch may still be replayed after a crash (the journal takes no more batches)`
   )

@@ -103,7 +103,7 @@ const advance = (writer: Writer, start: Scanner.Position, entries: number, bytes
  */
 const uncut = (writer: Writer, failure: unknown): StorageFailures.Worded => {
   lose(writer, new OwnershipLost({ path: writer.path, detail: "a failed write could not be cut from the file; reopening the log repairs it" }))
-  return StorageFailures.adding(
+  return StorageFailures.maybeStored(
     failure,
     `; the failed batch could not be removed from ${writer.path}, so some or all of it may appear when the session is read; this writer stops until the log is reopened`
   )

@@ -28,7 +28,8 @@ const codeOf = (cause: unknown): string | undefined =>
 
 /**
  * A storage failure the log worded itself, adding what the foreign error can't say (that a failed
- * batch may still appear…): the log's error carries `reason`, and the foreign error as its cause.
+ * batch may still appear, see `maybeStored`): the log's error carries `reason`, and the foreign error
+ * as its cause.
  */
 export class Worded extends Data.TaggedError("WordedStorageFailure")<{
   readonly reason: StorageFailure
@@ -58,11 +59,15 @@ export const fromError = (error: Error): StorageFailure => {
   return new StorageFailure({ kind, detail: `${plain} (${code}, ${operation})` })
 }
 
-/** `failure` as a storage failure of its kind, its detail followed by `more`; a foreign error stays the cause. */
-export const adding = (failure: unknown, more: string): Worded => {
+/**
+ * A failed append that could not be undone, so it may still appear in the log: `failure` as a storage
+ * failure of its kind marked `maybeStored`, its detail followed by `more` (what may stay, where); a
+ * foreign error stays the cause.
+ */
+export const maybeStored = (failure: unknown, more: string): Worded => {
   const said = failure instanceof StorageFailure ? failure : fromError(failure instanceof Error ? failure : new Error(String(failure)))
   const foreign = failure instanceof Worded ? failure.cause : failure instanceof Error ? failure : undefined
-  return new Worded({ reason: new StorageFailure({ kind: said.kind, detail: `${said.detail}${more}` }), cause: foreign })
+  return new Worded({ reason: new StorageFailure({ kind: said.kind, detail: `${said.detail}${more}`, maybeStored: true }), cause: foreign })
 }
 
 /** A backend failure as the log's error (see `SessionLog.toError`). */

@@ -300,7 +300,7 @@ describe("JournalCommitter", () => {
       broken = true
       // Its records may stay in the journal: it says so, and why it failed.
       const failed = StorageFailures.toError("append")(h.committer.commitBlocking(h.chunk(1), h.blocking)!)
-      assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
+      assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError", maybeStored: true })
       assert.include(failed.message, "could not be cut back: this batch may still be replayed after a crash")
       assert.isTrue(PlatformError.isPlatformError(failed.cause), "the foreign error stays the cause")
       broken = false
@@ -511,7 +511,7 @@ describe("JournalCommitter", () => {
       yield* committer.commit(chunk(0))
       broken = true
       const failed = StorageFailures.toError("append")(yield* Effect.flip(committer.commit(chunk(1))))
-      assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
+      assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError", maybeStored: true })
       assert.include(failed.message, "could not be cut back: this batch may still be replayed after a crash")
       assert.isTrue(PlatformError.isPlatformError(failed.cause), "the foreign error stays the cause")
       broken = false

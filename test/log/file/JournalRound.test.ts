@@ -172,7 +172,7 @@ describe("JournalRound", () => {
         assert.deepStrictEqual(stored, [])
         // Not cut back: its records may stay, and the failure says so.
         const failed = StorageFailures.toError("append")(detailOf(answers.get(0))!)
-        assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError" })
+        assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError", maybeStored: true })
         assert.include(failed.message, path)
         assert.include(failed.message, "could not be cut back: this batch may still be replayed after a crash")
         assert.isTrue(PlatformError.isPlatformError(failed.cause), "the journal's error stays the cause")

@@ -70,11 +70,15 @@ describe("storageFailure.fromError", () => {
   })
 })
 
-describe("storageFailure.adding", () => {
-  it("keeps the kind, adds to the detail, and keeps the foreign error as the log error's cause", () => {
+describe("storageFailure.maybeStored", () => {
+  it("marks the failure as maybe stored, keeps its kind, adds to its detail, and keeps the foreign error as the cause", () => {
     const foreign = system({ code: "EIO", syscall: "fdatasync", pathOrDescriptor: "/d/j.wal" })
-    const worded = StorageFailure.adding(foreign, ", and more")
-    assert.deepInclude(worded.reason, { kind: "IoError", detail: "an I/O error: the device failed (EIO, fdatasync on /d/j.wal), and more" })
+    const worded = StorageFailure.maybeStored(foreign, ", and more")
+    assert.deepInclude(worded.reason, {
+      kind: "IoError",
+      detail: "an I/O error: the device failed (EIO, fdatasync on /d/j.wal), and more",
+      maybeStored: true
+    })
     const error = StorageFailure.toError("append", "s")(worded)
     assert.strictEqual(error.reason, worded.reason)
     assert.strictEqual(error.cause, foreign)
@@ -83,10 +87,10 @@ describe("storageFailure.adding", () => {
 
   it("added to twice, the first foreign error stays the cause; a reason of the log's own has no cause", () => {
     const foreign = system({ code: "ENOSPC", syscall: "write", pathOrDescriptor: "/d/s.jsonl" })
-    const twice = StorageFailure.adding(StorageFailure.adding(foreign, "; one"), "; two")
+    const twice = StorageFailure.maybeStored(StorageFailure.maybeStored(foreign, "; one"), "; two")
     assert.deepInclude(twice.reason, { kind: "DiskFull", detail: "the disk is full (ENOSPC, write on /d/s.jsonl); one; two" })
     assert.strictEqual(StorageFailure.toError("append")(twice).cause, foreign)
-    const own = StorageFailure.adding(new SessionLogErrorReason({ kind: "IoError", detail: "the thread exited" }), "; more")
+    const own = StorageFailure.maybeStored(new SessionLogErrorReason({ kind: "IoError", detail: "the thread exited" }), "; more")
     assert.deepInclude(own.reason, { kind: "IoError", detail: "the thread exited; more" })
     assert.isUndefined(StorageFailure.toError("append")(own).cause)
   })
