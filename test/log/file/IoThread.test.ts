@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { NodeServices } from "@effect/platform-node"
-import { Effect, Exit, Fiber, FileSystem, Layer, Scope, Stream } from "effect"
+import { Effect, Exit, Fiber, FileSystem, Layer, PlatformError, Scope, Stream } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { join } from "node:path"
@@ -168,20 +168,27 @@ describe("SessionLogFile (journal mode): the I/O thread's calls that fail", () =
       })
     ))
 
-  it.effect("a journal that can't be synced, and a session file its lines can't be cut from: the failure says they may appear", () =>
+  it.effect("a journal that can't be synced nor cut back, and a session file its lines can't be cut from: the failure says both", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
         let broken = false
         const files = failing(yield* FileSystem.FileSystem, {
           truncate: (path) => broken && path === fileOf(directory, session) ? systemError("EIO", "truncate", path) : undefined
         })
-        const log = yield* yield* openedWith(directory, failingCalls((call) => broken && call === "fdatasyncSync" ? errno("EIO") : undefined), files)
+        const log = yield* yield* openedWith(
+          directory,
+          failingCalls((call) => broken && (call === "fdatasyncSync" || call === "ftruncateSync") ? errno("EIO") : undefined),
+          files
+        )
         yield* log.append(session, "todo/write", todo("one"))
         broken = true
         const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
         assert.deepInclude(error.reason, { _tag: "StorageFailure", kind: "IoError" })
         assert.include(error.message, ".wal")
+        assert.include(error.message, "could not be cut back: this batch may still be replayed after a crash")
         assert.include(error.message, `the failed batch could not be removed from ${fileOf(directory, session)}, so some or all of it may appear`)
+        assert.deepInclude(error.reason, { maybeStored: true })
+        assert.isTrue(PlatformError.isPlatformError(error.cause), "the journal's error stays the cause")
         broken = false
         const stopped = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
         assert.include(stopped.message, "a failed write could not be cut from the file")
