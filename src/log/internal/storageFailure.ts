@@ -34,6 +34,8 @@ const codeOf = (cause: unknown): string | undefined =>
 export class Worded extends Data.TaggedError("WordedStorageFailure")<{
   readonly reason: StorageFailure
   readonly cause: unknown
+  /** The reason's detail: what it says if ever printed as it is. */
+  readonly message: string
 }> {}
 
 /** The failure's kind and plain description, with its code and where it happened. */
@@ -67,7 +69,8 @@ export const fromError = (error: Error): StorageFailure => {
 export const maybeStored = (failure: unknown, more: string): Worded => {
   const said = failure instanceof StorageFailure ? failure : fromError(failure instanceof Error ? failure : new Error(String(failure)))
   const foreign = failure instanceof Worded ? failure.cause : failure instanceof Error ? failure : undefined
-  return new Worded({ reason: new StorageFailure({ kind: said.kind, detail: `${said.detail}${more}`, maybeStored: true }), cause: foreign })
+  const reason = new StorageFailure({ kind: said.kind, detail: `${said.detail}${more}`, maybeStored: true })
+  return new Worded({ reason, cause: foreign, message: reason.detail })
 }
 
 /** A backend failure as the log's error (see `SessionLog.toError`). */

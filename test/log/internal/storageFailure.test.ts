@@ -79,6 +79,7 @@ describe("storageFailure.maybeStored", () => {
       detail: "an I/O error: the device failed (EIO, fdatasync on /d/j.wal), and more",
       maybeStored: true
     })
+    assert.strictEqual(worded.message, worded.reason.detail, "printed as it is, it says what happened")
     const error = StorageFailure.toError("append", "s")(worded)
     assert.strictEqual(error.reason, worded.reason)
     assert.strictEqual(error.cause, foreign)
