@@ -79,10 +79,11 @@ export const run = (
             const why = Option.getOrUndefined(Exit.findErrorOption(exit))
             answerAll(
               why === undefined ? Exit.failCause(exit.cause) : Exit.fail(
-                journal < 0
-                  ? new StorageFailure({ kind: why.kind, detail: `${why.detail}; it wrote nothing to the journal` })
-                  : cut
-                  ? new StorageFailure({ kind: why.kind, detail: `${why.detail}; what it wrote to the journal is undone` })
+                cut
+                  ? new StorageFailure({
+                    kind: why.kind,
+                    detail: `${why.detail}; ${journal < 0 ? "it wrote nothing to the journal" : "what it wrote to the journal is undone"}`
+                  })
                   : JournalFile.notCutBack(generation)(why)
               )
             )

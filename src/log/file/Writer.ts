@@ -132,10 +132,7 @@ export const append = Effect.fnUntraced(function*(
     ? Effect.mapError(io.sync(writer.file, writer.path), atPath)
     : journal.commit({ session, file: writer.file, offset: start.offset, bytes })
   const written = yield* Effect.exit(Effect.andThen(Effect.mapError(io.write(writer.file, writer.path, bytes), atPath), durable))
-  if (Exit.isFailure(written)) {
-    const cut = yield* Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync))
-    return yield* Exit.isFailure(cut) ? Effect.fail(uncut(writer, Cause.squash(written.cause))) : Effect.failCause(written.cause)
-  }
+  if (Exit.isFailure(written)) return yield* cutThenFail(writer, start, written.cause)
   // Durable, but in the file the path names, where this writer's batch ends? If not, it is not
   // acknowledged, and nothing is cut: the file may hold another writer's acknowledged lines.
   const problem = yield* io.lstat(writer.path).pipe(
@@ -259,7 +256,7 @@ export const appendShared = (
         : cutThenFail(writer, start, exit.cause))
   })
 
-/** Not durable: cut from the session file (see `append`), through the thread pool. */
+/** Not durable: the batch is cut from the session file through `FileSystem`, then fails; if it can't be cut, see `uncut`. */
 const cutThenFail = <E>(writer: Writer, start: Scanner.Position, cause: Cause.Cause<E>): Effect.Effect<never, E | StorageFailures.Worded> =>
   Effect.flatMap(Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)), (cut): Effect.Effect<never, E | StorageFailures.Worded> =>
     Exit.isFailure(cut) ? Effect.fail(uncut(writer, Cause.squash(cause))) : Effect.failCause(cause))
