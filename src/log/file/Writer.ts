@@ -101,11 +101,11 @@ const advance = (writer: Writer, start: Scanner.Position, entries: number, bytes
  * may hold it would repeat its seqs. The writer stops; reads and the next open keep its whole lines,
  * so the append fails as the storage failure it was (its kind kept), saying they may appear.
  */
-const uncut = (writer: Writer, failure: unknown): StorageFailures.Worded => {
+const uncut = (writer: Writer, failure: unknown, cutFailure: unknown): StorageFailures.Worded => {
   lose(writer, new OwnershipLost({ path: writer.path, detail: "a failed write could not be cut from the file; reopening the log repairs it" }))
   return StorageFailures.maybeStored(
     failure,
-    `; the failed batch could not be removed from ${writer.path}, so some or all of it may appear when the session is read; this writer stops until the log is reopened`
+    `; the failed batch could not be removed from ${writer.path} (${StorageFailures.describe(cutFailure)}), so some or all of it may appear when the session is read; this writer stops until the log is reopened`
   )
 }
 
@@ -193,8 +193,10 @@ const finish = (
 }
 
 /** Not durable: the batch is cut from the session file (see `append`), with blocking calls; answers what it fails with. */
-const cutBlocking = (writer: Writer, fd: number, start: Scanner.Position, blocking: BlockingIo.Blocking, failed: Failure): Failure =>
-  (blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)) === undefined ? failed : uncut(writer, failed)
+const cutBlocking = (writer: Writer, fd: number, start: Scanner.Position, blocking: BlockingIo.Blocking, failed: Failure): Failure => {
+  const cutFailure = blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)
+  return cutFailure === undefined ? failed : uncut(writer, failed, cutFailure)
+}
 
 /**
  * The same steps as `append`, at once, with blocking calls on the calling thread, for a lone batch:
@@ -259,7 +261,7 @@ export const appendShared = (
 /** Not durable: the batch is cut from the session file through `FileSystem`, then fails; if it can't be cut, see `uncut`. */
 const cutThenFail = <E>(writer: Writer, start: Scanner.Position, cause: Cause.Cause<E>): Effect.Effect<never, E | StorageFailures.Worded> =>
   Effect.flatMap(Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)), (cut): Effect.Effect<never, E | StorageFailures.Worded> =>
-    Exit.isFailure(cut) ? Effect.fail(uncut(writer, Cause.squash(cause))) : Effect.failCause(cause))
+    Exit.isFailure(cut) ? Effect.fail(uncut(writer, Cause.squash(cause), Cause.squash(cut.cause))) : Effect.failCause(cause))
 
 /**
  * `appendShared` through the journal's I/O thread, which makes the lock check, the write, the check after

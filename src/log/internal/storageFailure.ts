@@ -61,13 +61,20 @@ export const fromError = (error: Error): StorageFailure => {
   return new StorageFailure({ kind, detail: `${plain} (${code}, ${operation})` })
 }
 
+/** Any failure as a storage failure of its kind. */
+const asStorageFailure = (failure: unknown): StorageFailure =>
+  failure instanceof StorageFailure ? failure : fromError(failure instanceof Error ? failure : new Error(String(failure)))
+
+/** What a failure says, in plain words, to quote inside another's detail (why a cut failed, say). */
+export const describe = (failure: unknown): string => asStorageFailure(failure).detail
+
 /**
  * A failed append that could not be undone, so it may still appear in the log: `failure` as a storage
  * failure of its kind marked `maybeStored`, its detail followed by `more` (what may stay, where); a
  * foreign error stays the cause.
  */
 export const maybeStored = (failure: unknown, more: string): Worded => {
-  const said = failure instanceof StorageFailure ? failure : fromError(failure instanceof Error ? failure : new Error(String(failure)))
+  const said = asStorageFailure(failure)
   const foreign = failure instanceof Worded ? failure.cause : failure instanceof Error ? failure : undefined
   const reason = new StorageFailure({ kind: said.kind, detail: `${said.detail}${more}`, maybeStored: true })
   return new Worded({ reason, cause: foreign, message: reason.detail })

@@ -179,8 +179,9 @@ const failingBlocking = (
 })
 
 /**
- * After a first append, with the calls `breaking` turns on: the second fails as the storage failure it
- * was, saying the batch, which can't be cut, may appear; the writer then stops.
+ * After a first append, with the calls `breaking` turns on (the batch's failing with EIO, the cut's
+ * with EROFS): the second fails as the storage failure it was, saying the batch, which can't be cut
+ * (and why), may appear; the writer then stops.
  */
 const failsUncut = (log: SessionLog.Service, directory: string, breaking: (on: boolean) => void) =>
   Effect.gen(function*() {
@@ -189,7 +190,8 @@ const failsUncut = (log: SessionLog.Service, directory: string, breaking: (on: b
     const failed = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("two"))))
     assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError", maybeStored: true })
     assert.include(failed.message, "EIO")
-    assert.include(failed.message, `the failed batch could not be removed from ${fileOf(directory)}, so some or all of it may appear`)
+    assert.include(failed.message, `the failed batch could not be removed from ${fileOf(directory)} (the file system is read-only (EROFS, `)
+    assert.include(failed.message, "so some or all of it may appear")
     assert.isTrue(PlatformError.isPlatformError(failed.cause), "the foreign error stays the cause")
     breaking(false)
     const error = failureOf(yield* Effect.exit(log.append(session, "todo/write", todo("three"))))
@@ -337,7 +339,7 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
           let broken = false
           const blocking = failingBlocking((call, path) =>
             broken && (call === "write" || call === "truncate") && path === fileOf(directory)
-              ? failure("EIO", call, path)
+              ? failure(call === "truncate" ? "EROFS" : "EIO", call, path)
               : undefined
           )
           yield* Effect.scoped(Effect.gen(function*() {
@@ -444,7 +446,7 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
             broken && call === "write" && path === fileOf(directory) ? failure("EIO", "write", path) : undefined
           )
           const fs = failing(yield* FileSystem.FileSystem, {
-            truncate: (path) => broken && path === fileOf(directory) ? systemError("EIO", "truncate", path) : undefined
+            truncate: (path) => broken && path === fileOf(directory) ? systemError("EROFS", "truncate", path) : undefined
           })
           yield* Effect.scoped(Effect.gen(function*() {
             const log = yield* yield* openedContended(directory, blocking, fs)
@@ -467,7 +469,7 @@ for (const mode of [{ name: "fsync mode", options: {} }, { name: "journal mode",
           let broken = false
           const fs = failing(yield* FileSystem.FileSystem, {
             write: () => broken ? systemError("EIO", "writeAll", fileOf(directory)) : undefined,
-            truncate: (path) => broken && path === fileOf(directory) ? systemError("EIO", "truncate", path) : undefined
+            truncate: (path) => broken && path === fileOf(directory) ? systemError("EROFS", "truncate", path) : undefined
           })
           const log = yield* Effect.map(
             Layer.build(

@@ -97,3 +97,13 @@ describe("storageFailure.maybeStored", () => {
   })
 })
 
+
+describe("storageFailure.describe", () => {
+  it("a foreign error, a reason of the log's own and a worded failure each in plain words", () => {
+    const foreign = system({ code: "EROFS", syscall: "ftruncate", pathOrDescriptor: "/d/s.jsonl" })
+    assert.strictEqual(StorageFailure.describe(foreign), "the file system is read-only (EROFS, ftruncate on /d/s.jsonl)")
+    assert.strictEqual(StorageFailure.describe(new SessionLogErrorReason({ kind: "IoError", detail: "the thread exited" })), "the thread exited")
+    assert.strictEqual(StorageFailure.describe(StorageFailure.maybeStored(foreign, "; more")), "the file system is read-only (EROFS, ftruncate on /d/s.jsonl); more")
+    assert.strictEqual(StorageFailure.describe("a defect"), "a defect")
+  })
+})
