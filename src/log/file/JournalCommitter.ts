@@ -200,7 +200,7 @@ export const make = Effect.fnUntraced(function*(
         // Cut, so later batches don't follow bytes that end the journal's valid part.
         const cut = yield* JournalFile.cutBack(generation)
         afterCut(generation, cut)
-        return yield* Effect.failCause<Error>(cut ? written.cause : Cause.map(written.cause, JournalFile.notCutBack(generation)))
+        return yield* Effect.failCause<Error>(cut ? written.cause : JournalFile.notCutBackCause(generation)(written.cause))
       }
       stored(generation, batch, bytes.length)
     })

@@ -4,6 +4,7 @@
  * its records end, where the zeros end, the session files its records cover); retired once those
  * files are synced. `JournalCommitter` decides when each is written, opened and retired.
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -12,7 +13,6 @@ import type * as Path from "effect/Path"
 import type * as PlatformError from "effect/PlatformError"
 import * as Scope from "effect/Scope"
 import * as StorageFailures from "../internal/storageFailure.ts"
-import type { StorageFailure } from "../SessionLogError.ts"
 import * as Journal from "./Journal.ts"
 import type * as Owner from "./Owner.ts"
 import * as RegularFile from "./RegularFile.ts"
@@ -53,11 +53,18 @@ export const cutBack = (generation: JournalFile): Effect.Effect<boolean> =>
   Effect.map(Effect.exit(Effect.andThen(generation.file.truncate(generation.size), generation.file.sync)), Exit.isSuccess)
 
 /** What a failed round fails with once `generation` could not be cut back: its records may stay there, durable. */
-export const notCutBack = (generation: JournalFile) => (failure: PlatformError.PlatformError | StorageFailure): StorageFailures.Worded =>
+export const notCutBack = (generation: JournalFile) => (failure: unknown): StorageFailures.Worded =>
   StorageFailures.maybeStored(
     failure,
     `, and the journal ${generation.path} could not be cut back: this batch may still be replayed after a crash (the journal takes no more batches)`
   )
+
+/**
+ * `notCutBack` for a round that ended in `cause`: its failures; a defect or an interruption alone
+ * (nothing it failed with to add to) becomes one, since the batch may be replayed all the same.
+ */
+export const notCutBackCause = (generation: JournalFile) => <E>(cause: Cause.Cause<E>): Cause.Cause<StorageFailures.Worded> =>
+  Cause.hasFails(cause) ? Cause.map(cause, notCutBack(generation)) : Cause.fail(notCutBack(generation)(Cause.squash(cause)))
 
 /**
  * Creates a journal in `directory`, its file open in a scope forked from `files`, written ahead to

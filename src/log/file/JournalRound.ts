@@ -68,7 +68,8 @@ export const run = (
       if (Exit.isFailure(exit)) {
         // The thread stopped mid-commit: whatever it wrote to the journal is cut (and every batch,
         // maybe written to its session file, fails: its writer cuts it). If the journal can't be cut,
-        // its records may be durable already: the failure says so rather than that they are undone.
+        // its records may be durable already: the failure says so rather than that they are undone,
+        // even if the thread died of a defect.
         // Sent no journal, the thread wrote none: nothing to cut.
         const cutting = journal < 0 ? Effect.succeed(true) : Effect.map(JournalFile.cutBack(generation), (cut) => {
           state.afterCut(generation, cut)
@@ -76,15 +77,14 @@ export const run = (
         })
         return Effect.flatMap(cutting, (cut) =>
           Effect.sync(() => {
+            if (!cut) return answerAll(Exit.failCause(JournalFile.notCutBackCause(generation)(exit.cause)))
             const why = Option.getOrUndefined(Exit.findErrorOption(exit))
             answerAll(
               why === undefined ? Exit.failCause(exit.cause) : Exit.fail(
-                cut
-                  ? new StorageFailure({
-                    kind: why.kind,
-                    detail: `${why.detail}; ${journal < 0 ? "it wrote nothing to the journal" : "what it wrote to the journal is undone"}`
-                  })
-                  : JournalFile.notCutBack(generation)(why)
+                new StorageFailure({
+                  kind: why.kind,
+                  detail: `${why.detail}; ${journal < 0 ? "it wrote nothing to the journal" : "what it wrote to the journal is undone"}`
+                })
               )
             )
           }))

@@ -139,6 +139,24 @@ describe("JournalRound", () => {
       })
     ))
 
+  it.effect("a thread that died of a defect, and a journal that can't be cut back: every batch fails as maybe stored, not as the bare defect", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const { generation } = yield* journalIn(directory, "header\n", "a whole record, maybe synced")
+        const { answers, chunks } = chunksOf([0, 1], generation.file)
+        const { thread } = fakeThread(() => Effect.andThen(Scope.close(generation.scope, Exit.void), Effect.die(new Error("the thread's code threw"))))
+        const { cuts, state } = recordingState()
+        yield* JournalRound.run(chunks, generation, thread, state)
+        assert.deepStrictEqual(cuts, [false])
+        for (const id of [0, 1]) {
+          const error = StorageFailures.toError("append")(detailOf(answers.get(id))!)
+          assert.deepInclude(error.reason, { _tag: "StorageFailure", maybeStored: true })
+          assert.include(error.message, "the thread's code threw")
+          assert.include(error.message, "could not be cut back: this batch may still be replayed after a crash")
+        }
+      })
+    ))
+
   it.effect("batches a stopped thread held are missing from the answer: they fail; the others are answered", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
