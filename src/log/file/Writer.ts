@@ -43,6 +43,11 @@ export interface Writer {
   end: Scanner.Position
   /** Why this writer stopped: once set, every append through it fails with it. */
   lost: OwnershipLost | undefined
+  /**
+   * A batch of it failed but may stay in the journal, to be replayed after a crash where it was to
+   * go: the writer keeps its lock until the log closes, so that no other process appends there.
+   */
+  replayable: boolean
 }
 
 /** Opens a prepared session file for appending, under the lock held. */
@@ -57,7 +62,7 @@ export const open = Effect.fnUntraced(function*(
   const { end } = yield* Tail.prepare(fs, directory, path, session, maxLineBytes)
   // Readable too: `Blocking.stillAt` reads the last byte back.
   const { file, info: opened } = yield* RegularFile.opened(fs, path, "a+")
-  return { path, file, lock, opened, end, lost: undefined } satisfies Writer
+  return { path, file, lock, opened, end, lost: undefined, replayable: false } satisfies Writer
 })
 
 /** Why the session file at the writer's path (`found`, its `lstat`) is no longer what it wrote, ending at `end`. */
@@ -194,6 +199,7 @@ const finish = (
 
 /** Not durable: the batch is cut from the session file (see `append`), with blocking calls; answers what it fails with. */
 const cutBlocking = (writer: Writer, fd: number, start: Scanner.Position, blocking: BlockingIo.Blocking, failed: Failure): Failure => {
+  writer.replayable ||= StorageFailures.isMaybeStored(failed)
   const cutFailure = blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)
   return cutFailure === undefined ? failed : uncut(writer, failed, cutFailure)
 }
@@ -260,8 +266,11 @@ export const appendShared = (
 
 /** Not durable: the batch is cut from the session file through `FileSystem`, then fails; if it can't be cut, see `uncut`. */
 const cutThenFail = <E>(writer: Writer, start: Scanner.Position, cause: Cause.Cause<E>): Effect.Effect<never, E | StorageFailures.Worded> =>
-  Effect.flatMap(Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)), (cut): Effect.Effect<never, E | StorageFailures.Worded> =>
-    Exit.isFailure(cut) ? Effect.fail(uncut(writer, Cause.squash(cause), Cause.squash(cut.cause))) : Effect.failCause(cause))
+  Effect.suspend(() => {
+    writer.replayable ||= StorageFailures.isMaybeStored(Cause.squash(cause))
+    return Effect.flatMap(Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)), (cut): Effect.Effect<never, E | StorageFailures.Worded> =>
+      Exit.isFailure(cut) ? Effect.fail(uncut(writer, Cause.squash(cause), Cause.squash(cut.cause))) : Effect.failCause(cause))
+  })
 
 /**
  * `appendShared` through the journal's I/O thread, which makes the lock check, the write, the check after

@@ -125,7 +125,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const sweep = opening.withPermit(Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     for (const [session, entry] of held) {
-      const idle = entry.busy === 0 && !entry.pinned && entry.writer.lost === undefined &&
+      // A stopped writer, or one whose failed batch may be replayed from the journal, keeps its lock.
+      const idle = entry.busy === 0 && !entry.pinned && entry.writer.lost === undefined && !entry.writer.replayable &&
         now - entry.lastUsed >= Duration.toMillis(options.idle)
       if (!idle) continue
       held.delete(session)

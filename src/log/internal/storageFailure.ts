@@ -80,6 +80,9 @@ export const maybeStored = (failure: unknown, more: string): Worded => {
   return new Worded({ reason, cause: foreign, message: reason.detail })
 }
 
+/** Whether a failure is one `maybeStored` worded: what failed may still appear in the log. */
+export const isMaybeStored = (failure: unknown): boolean => failure instanceof Worded && failure.reason.maybeStored === true
+
 /** A backend failure as the log's error (see `SessionLog.toError`). */
 export const toError = (method: string, session?: string) => (failure: Failure): SessionLogError => {
   if (failure instanceof SessionLogError) return failure
