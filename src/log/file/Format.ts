@@ -48,6 +48,19 @@ export const headerLine = (session: string, created: number): Uint8Array =>
 export const entryLine = (type: string, seq: number, time: number, json: string): string =>
   sealed(`{"type":${JSON.stringify(type)},"seq":${seq},"time":${time},"data":${json}`)
 
+/** The lines of a batch of entries whose first gets `seq`, as UTF-8. */
+export const entryLines = (
+  batch: ReadonlyArray<{ readonly type: string; readonly time: number; readonly json: string }>,
+  seq: number
+): Uint8Array => {
+  let text = ""
+  for (let i = 0; i < batch.length; i++) {
+    const { json, time, type } = batch[i]!
+    text += entryLine(type, seq + i, time, json)
+  }
+  return encodeLines(text)
+}
+
 /**
  * Lines as UTF-8. Node's `Buffer` (a `Uint8Array`) carves small ones out of a shared pool, where
  * `TextEncoder` allocates a zero-filled buffer of its own each time: ~10× the cost for a line.

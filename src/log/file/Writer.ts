@@ -43,10 +43,7 @@ export interface Writer {
   end: Scanner.Position
   /** Why this writer stopped: once set, every append through it fails with it. */
   lost: OwnershipLost | undefined
-  /**
-   * A batch of it failed but may stay in the journal, to be replayed after a crash where it was to
-   * go: the writer keeps its lock until the log closes, so that no other process appends there.
-   */
+  /** A failed batch of it may be replayed from the journal after a crash: it keeps its lock till the log closes. */
   replayable: boolean
 }
 
@@ -76,16 +73,6 @@ const displacement = (writer: Writer, found: BlockingIo.Identity | undefined, en
     : undefined
 
 const uncheckable = (error: { readonly message: string }) => `can't be checked after a write (${error.message})`
-
-/** The batch's lines, after the writer's end. */
-const linesOf = (batch: ReadonlyArray<SessionLog.Prepared>, start: Scanner.Position): Uint8Array => {
-  let text = ""
-  for (let i = 0; i < batch.length; i++) {
-    const prepared = batch[i]!
-    text += Format.entryLine(prepared.type, start.seq + i, prepared.time, prepared.json)
-  }
-  return Format.encodeLines(text)
-}
 
 /** The writer stops: every append through it fails with `lost` from now on. */
 const lose = (writer: Writer, lost: OwnershipLost) => {
@@ -131,7 +118,7 @@ export const append = Effect.fnUntraced(function*(
   if (writer.lost !== undefined) return yield* Effect.fail(writer.lost)
   yield* writer.lock.check(io).pipe(Effect.catchTag("OwnershipLost", (lost) => stop(writer, lost)))
   const start = writer.end
-  const bytes = linesOf(batch, start)
+  const bytes = Format.entryLines(batch, start.seq)
   const atPath = RegularFile.atPath(writer.path)
   const durable = journal === undefined
     ? Effect.mapError(io.sync(writer.file, writer.path), atPath)
@@ -169,7 +156,7 @@ const begin = (
   const lockLost = writer.lock.verify(held.success)
   if (lockLost !== undefined) return Result.fail(lose(writer, lockLost))
   const start = writer.end
-  return Result.succeed({ start, bytes: linesOf(batch, start) })
+  return Result.succeed({ start, bytes: Format.entryLines(batch, start.seq) })
 }
 
 /**
@@ -285,7 +272,7 @@ const appendThrough = (
 ): Effect.Effect<number, Failure> => {
   if (writer.lost !== undefined) return Effect.fail(writer.lost)
   const { end: start, lock, path } = writer
-  const bytes = linesOf(batch, start)
+  const bytes = Format.entryLines(batch, start.seq)
   const write = { fd, path, lock: lock.path, lockDev: lock.dev, lockIno: lock.ino }
   const committed = commitWriting({ session, file: writer.file, offset: start.offset, bytes, write })
   return Effect.flatMap(Effect.exit(committed), (exit): Effect.Effect<number, Failure> => {

@@ -81,6 +81,13 @@ describe("Format", () => {
     it("encodeLines is the text as UTF-8", () => {
       assert.deepStrictEqual([...Format.encodeLines("é\n")], [0xc3, 0xa9, 0x0a])
     })
+
+    it("entryLines is a batch's entry lines, numbered on from the seq given, as UTF-8", () => {
+      const batch = [{ type: "a", time: 1, json: "\"é\"" }, { type: "b", time: 2, json: "null" }]
+      const expected = Format.entryLine("a", 7, 1, "\"é\"") + Format.entryLine("b", 8, 2, "null")
+      assert.deepStrictEqual([...Format.entryLines(batch, 7)], [...Format.encodeLines(expected)])
+      assert.strictEqual(Format.entryLines([], 0).length, 0)
+    })
   })
 
   describe("unseal", () => {
