@@ -49,6 +49,8 @@ export interface Held {
   readonly ino: bigint | undefined
   /** The same, looking at the lock's path through `io`. */
   readonly check: (io: BlockingIo.Io) => Effect.Effect<void, OwnershipLost | PlatformError.PlatformError>
+  /** Leaves the lock file in place when released (its descriptor still closes): the session stays locked while this process lives. */
+  readonly keep: () => void
 }
 
 const sameFile = (a: FileSystem.File.Info, b: FileSystem.File.Info) =>
@@ -92,9 +94,10 @@ export const acquire = (
           Effect.map(Option.some),
           Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(Option.none()))
         )
+        let kept = false
         // Runs before the handle closes (finalizers run in reverse): the inode is still ours to compare.
         yield* Effect.addFinalizer(() =>
-          current.pipe(
+          kept ? Effect.void : current.pipe(
             Effect.flatMap((info) => Option.isSome(info) && sameFile(info.value, mine) ? fs.remove(path) : Effect.void),
             Effect.ignore
           )
@@ -114,7 +117,10 @@ export const acquire = (
             Effect.flatMap(io.lstat(path), (found) => {
               const lost = verify(found)
               return lost === undefined ? Effect.void : Effect.fail(lost)
-            })
+            }),
+          keep: () => {
+            kept = true
+          }
         } satisfies Held
       }
       const error = created.cause.reasons[0]

@@ -3,7 +3,8 @@
  * again once idle, so a long-running process that appends to many sessions holds the descriptors and
  * locks of the ones in use, not of every session it ever touched. A session opened from the start
  * (`open`) stays held until the log closes; so does a writer that lost its session, which must go on
- * refusing appends.
+ * refusing appends, and one whose failed batch may be replayed from the journal (`Writer.replayable`):
+ * its lock goes only after the journal does (see `HeldBack`).
  *
  * The pool also decides which batches are alone: no other batch in flight, and either no batch at
  * all started within `contentionWindowMs`, or the last `aloneAfterBatches` batches were all this
@@ -24,6 +25,7 @@ import * as Semaphore from "effect/Semaphore"
 import type * as SessionId from "../SessionId.ts"
 import { OwnershipLost, StorageFailure } from "../SessionLogError.ts"
 import * as Format from "./Format.ts"
+import * as Journal from "./Journal.ts"
 import type * as JournalCommitter from "./JournalCommitter.ts"
 import * as Lock from "./Lock.ts"
 import type * as Owner from "./Owner.ts"
@@ -41,6 +43,33 @@ interface Held {
   readonly pinned: boolean
 }
 
+/**
+ * The locks of writers whose failed batch may be replayed from this process's journal, handed over as
+ * they close: released as the log's last step, once its journals are removed, so that no other
+ * process appends where a replay would go. If one of this process's journals is still there (kept
+ * for recovery, or not removable), their files stay: the sessions are taken over, and the journal
+ * replayed first, only once this process is gone.
+ */
+export type HeldBack = Array<{ readonly lock: Lock.Held; readonly scope: Scope.Closeable }>
+
+/** Starts holding back locks until the current scope closes: made before the journal, so that it runs after it. */
+export const holdBack = (fs: FileSystem.FileSystem, directory: string, self: Owner.Owner) =>
+  Effect.gen(function*() {
+    const heldBack: HeldBack = []
+    yield* Effect.addFinalizer(() =>
+      heldBack.length === 0 ? Effect.void : Effect.gen(function*() {
+        const names = yield* Effect.orElseSucceed(fs.readDirectory(directory), () => undefined)
+        const journalStays = names === undefined ||
+          names.some((name) => name.startsWith(Journal.prefix) && name.endsWith(Journal.extension) && Journal.pidOf(name) === self.pid)
+        for (const { lock, scope } of heldBack) {
+          if (journalStays) lock.keep()
+          yield* Scope.close(scope, Exit.void)
+        }
+      })
+    )
+    return heldBack
+  })
+
 /** Where the writers live and how they are opened. */
 export interface Options {
   readonly fs: FileSystem.FileSystem
@@ -51,6 +80,7 @@ export interface Options {
   readonly maxLineBytes: number
   /** A writer unused this long is closed (its lock released). */
   readonly idle: Duration.Duration
+  readonly heldBack: HeldBack
 }
 
 /**
@@ -102,14 +132,23 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       return Effect.gen(function*() {
         if (layerScope.state._tag === "Closed") return yield* Effect.fail(new StorageFailure({ detail: "the log is closed" }))
         const scope = yield* Scope.fork(writersScope)
+        // The lock lives in a scope of its own, closed last as the writer closes, unless held back.
+        const lockScope = yield* Scope.make()
+        let opened: { readonly writer: Writer.Writer; readonly lock: Lock.Held } | undefined
+        yield* Scope.addFinalizer(scope, Effect.suspend(() => {
+          if (opened?.writer.replayable !== true) return Scope.close(lockScope, Exit.void)
+          options.heldBack.push({ lock: opened.lock, scope: lockScope })
+          return Effect.void
+        }))
         const writer = yield* Effect.gen(function*() {
-          const lock = yield* Lock.acquire(fs, path.join(directory, Format.lockName(session)), options.self)
+          const lock = yield* Lock.acquire(fs, path.join(directory, Format.lockName(session)), options.self).pipe(Scope.provide(lockScope))
           // A process that died holding this session may have left acknowledged appends in its journal.
           yield* Recovery.recoverSession(fs, path, directory, session)
           const file = path.join(directory, Format.fileName(session))
           const writer = yield* Writer.open(fs, directory, file, session, lock, options.maxLineBytes)
           // Closing: what the journal holds for this file becomes durable in the file itself.
           if (journal !== undefined) yield* Effect.addFinalizer(() => journal.release(writer.file))
+          opened = { writer, lock }
           return writer
         }).pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
         const entry: Held = { writer, scope, busy: 0, drained: undefined, lastUsed: yield* Clock.currentTimeMillis, pinned }

@@ -175,7 +175,8 @@ describe("Writers: once the pool's scope has closed", () => {
           self: yield* Owner.self(fs),
           journal: undefined,
           maxLineBytes: 1024 * 1024,
-          idle: Duration.minutes(5)
+          idle: Duration.minutes(5),
+          heldBack: []
         }).pipe(Scope.provide(scope))
         yield* Scope.close(scope, Exit.void)
         const used = yield* Effect.exit(pool.use(session, () => Effect.succeed("written")))
