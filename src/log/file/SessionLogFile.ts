@@ -26,11 +26,11 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Path from "effect/Path"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { DurationInput } from "../internal/durationInput.ts"
 import * as SessionId from "../SessionId.ts"
 import * as SessionInvariant from "../SessionInvariant.ts"
 import * as SessionLog from "../SessionLog.ts"
@@ -51,11 +51,6 @@ import * as Writer from "./Writer.ts"
 import * as Writers from "./Writers.ts"
 
 /** A duration as `Duration` takes it: milliseconds, `"1 second"`, a `Duration`… */
-const DurationInput = Schema.declare(
-  (u: unknown): u is Duration.Input => Option.isSome(Duration.fromInput(u as Duration.Input)),
-  { expected: "a duration" }
-)
-
 /**
  * Where the session files are, how appends are made durable, and the longest line read; validated
  * when the layer is built (and by `verify` and `repair`).

@@ -24,6 +24,7 @@
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schedule from "effect/Schedule"
@@ -33,12 +34,15 @@ import * as SqlError from "effect/sql/SqlError"
 import { forkOrElse } from "../internal/forkOrElse.ts"
 import type * as SessionLog from "../SessionLog.ts"
 import { StorageFailure } from "../SessionLogError.ts"
+import * as Connection from "./Connection.ts"
 
 /** One session's batch, waiting for a group, and the seq of its first event once stored. */
 interface Pending {
   readonly session: string
   readonly batch: ReadonlyArray<SessionLog.Prepared>
   readonly done: Deferred.Deferred<number, SessionLog.Failure>
+  /** Its caller is in a transaction of its own on the client: it holds a connection while it waits. */
+  readonly inTransaction: boolean
 }
 
 /** Where each session's batch starts, or that its lock was held elsewhere. */
@@ -87,6 +91,8 @@ export const make = Effect.fnUntraced(function*(options: {
   readonly sql: SqlClient.SqlClient
   readonly table: string
   readonly channel: string
+  /** How long a group waits for a connection (see `Connection.bounded`). */
+  readonly connectionTimeout: Duration.Duration
 }) {
   const { channel, sql, table } = options
   const scope: Scope.Scope = yield* Effect.scope
@@ -126,6 +132,8 @@ export const make = Effect.fnUntraced(function*(options: {
    */
   const transaction = <A, E>(effect: Effect.Effect<A, E>) =>
     Effect.catchDefect(sql.withTransaction(effect), (defect) => SqlError.isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect))
+
+  const onConnection = Connection.bounded(sql, options.connectionTimeout)
 
   /** Waits for the sessions' locks, in session order, then stores them: for sessions another process is appending to. */
   const insertLocked = (group: ReadonlyArray<Pending>) =>
@@ -187,7 +195,10 @@ export const make = Effect.fnUntraced(function*(options: {
   /** Stores a group; sessions whose lock was held elsewhere go on, on their own fiber, to wait for it. */
   const store = (group: ReadonlyArray<Pending>) =>
     Effect.gen(function*() {
-      const exit = yield* Effect.exit(retried(insert(group)))
+      // Callers that hold connections while they wait could leave none for the group: its wait for
+      // one is bounded then. Otherwise it takes one as any statement does (cheaper).
+      const statement = retried(insert(group))
+      const exit = yield* Effect.exit(group.some((pending) => pending.inTransaction) ? onConnection(statement) : statement)
       if (Exit.isFailure(exit)) return settle(group, exit)
       const busy = new Set(exit.value.filter((head) => !head.ok).map((head) => head.session))
       settle(group.filter((pending) => !busy.has(pending.session)), exit)
@@ -270,8 +281,9 @@ export const make = Effect.fnUntraced(function*(options: {
   // every later append would wait on a flush no one runs.
   const append = (session: string, batch: ReadonlyArray<SessionLog.Prepared>): Effect.Effect<number, SessionLog.Failure> =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.suspend(() => {
-        const pending: Pending = { session, batch, done: Deferred.makeUnsafe() }
+      Effect.withFiber((fiber) => {
+        const inTransaction = Context.getOrUndefined(fiber.context, sql.transactionService) !== undefined
+        const pending: Pending = { session, batch, done: Deferred.makeUnsafe(), inTransaction }
         queue.push(pending)
         if (flushing) return restore(Deferred.await(pending.done))
         // Nothing in flight: this caller stores the group on its own fiber; others wait on it.

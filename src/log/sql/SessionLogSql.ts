@@ -19,6 +19,7 @@
  * @since 0.2.0
  */
 import { PgClient } from "@effect/sql-pg"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -28,6 +29,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
+import { DurationInput } from "../internal/durationInput.ts"
 import type * as SessionId from "../SessionId.ts"
 import * as SessionLog from "../SessionLog.ts"
 import { InvalidOptions, SessionLogError } from "../SessionLogError.ts"
@@ -46,7 +48,13 @@ export const Options = Schema.Struct({
     expected: "a lower-case SQL identifier of at most 48 characters"
   }))),
   /** Rows per page when reading. Default 1000. */
-  pageSize: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100_000 })))
+  pageSize: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100_000 }))),
+  /**
+   * How long an append's statement waits for a connection of the client's before it fails, not
+   * stored, saying none came free. Default 30 seconds. (Callers holding every connection of the pool
+   * in transactions of their own, each waiting for its append, would otherwise wait forever.)
+   */
+  connectionTimeout: Schema.optional(DurationInput)
 })
 
 /**
@@ -137,7 +145,8 @@ export const layer = (
             }
           ))
 
-      const appender = yield* Appender.make({ sql, table, channel })
+      const connectionTimeout = Duration.fromInputUnsafe(decoded.success.connectionTimeout ?? "30 seconds")
+      const appender = yield* Appender.make({ sql, table, channel, connectionTimeout })
 
       // Commits other instances make: LISTEN, and hand each NOTIFY to the core, which reads what it
       // announces. Only while someone subscribes: a listener hears this process's own NOTIFYs too,

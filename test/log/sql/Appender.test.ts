@@ -10,7 +10,9 @@
  *   path) keep every session's seqs contiguous and every acknowledged append stored.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Latch, Layer, Scheduler, Scope, Stream } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, Latch, Layer, Scheduler, Scope, Stream } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Redacted } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
@@ -91,7 +93,7 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered
       // Over the log's own table: the layer creates it.
       yield* Layer.build(instance(table, {}))
       const sql = yield* SqlClient.SqlClient
-      const appender = yield* Appender.make({ sql, table, channel: `${table}_commits` })
+      const appender = yield* Appender.make({ sql, table, channel: `${table}_commits`, connectionTimeout: Duration.seconds(30) })
       const prepared = (i: number) => [{ type: "n", time: 0, data: { i }, json: JSON.stringify({ i }) }]
       for (let ops = 3; ops <= 24; ops++) {
         for (let yields = 0; yields <= 3; yields++) {
@@ -210,6 +212,47 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered
         assert.strictEqual((yield* log.append(id("inside"), "n", { i: 1 })).seq, 1)
       }).pipe(Effect.provide(SessionLogSql.layer({ table }).pipe(Layer.provideMerge(PgTest.client))))
     }))
+
+  it.live("callers inside transactions of their own, holding every connection of the pool, each appending: the appends fail, not stored, rather than wait forever", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      const pooled = Layer.fresh(PgClient.layer({ url: Redacted.make(PgTest.url), maxConnections: 3 }))
+      yield* Effect.gen(function*() {
+        const log = yield* SessionLog.SessionLog
+        const sql = yield* SqlClient.SqlClient
+        // Each caller holds a connection for its transaction while its append waits for one.
+        const appended = yield* Effect.forEach(
+          [0, 1, 2],
+          (i) => Effect.exit(sql.withTransaction(Effect.andThen(Effect.sleep("50 millis"), log.append(id(`own-${i}`), "n", { i })))),
+          { concurrency: "unbounded" }
+        )
+        // The first to give up frees its connection, and the others' appends may get it.
+        const failed = appended.flatMap((exit, i) => Exit.isFailure(exit) ? [i] : [])
+        assert.isNotEmpty(failed, "with every connection held, a group can't be stored")
+        for (const i of failed) {
+          const error = failureOf(appended[i]!)
+          assert.deepInclude(error.reason, { _tag: "StorageFailure" })
+          assert.include(error.message, "no connection of the SQL client's came free within 1s, so this append was not stored")
+        }
+        const stored = yield* sql<{ readonly session: string }>`SELECT session FROM ${sql(table)} ORDER BY session`
+        const succeeded = [0, 1, 2].filter((i) => !failed.includes(i)).map((i) => `own-${i}`)
+        assert.deepStrictEqual(stored.map((row) => row.session), succeeded, "a failed append was not stored")
+        // The callers' transactions over, their connections are free again.
+        assert.strictEqual((yield* log.append(id(`own-${failed[0]}`), "n", {})).seq, 0)
+      }).pipe(Effect.provide(SessionLogSql.layer({ table, connectionTimeout: "1 second" }).pipe(Layer.provideMerge(pooled))))
+    }), 30_000)
+
+  it.live("an append inside a transaction of the caller's, with connections free: stored on another, at once", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      const pooled = Layer.fresh(PgClient.layer({ url: Redacted.make(PgTest.url), maxConnections: 2 }))
+      yield* Effect.gen(function*() {
+        const log = yield* SessionLog.SessionLog
+        const sql = yield* SqlClient.SqlClient
+        const entry = yield* sql.withTransaction(log.append(id("inside"), "n", {}))
+        assert.strictEqual(entry.seq, 0)
+      }).pipe(Effect.provide(SessionLogSql.layer({ table, connectionTimeout: "1 second" }).pipe(Layer.provideMerge(pooled))))
+    }), 30_000)
 
   it.live("two instances appending to the same sessions at once: contiguous seqs, every acknowledged append stored", () =>
     Effect.gen(function*() {

@@ -74,7 +74,7 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
       assert.deepStrictEqual((yield* readAll(log, session)).map((entry) => entry.data), [{ fine: true }])
     }).pipe(Effect.provide(freshBackend())))
 
-  it.effect("options are validated when the layer is built: a bad page size or table fails with InvalidOptions", () =>
+  it.effect("options are validated when the layer is built: a bad page size, table or connection timeout fails with InvalidOptions", () =>
     Effect.gen(function*() {
       const bad: ReadonlyArray<readonly [SessionLogSql.Options, string]> = [
         [{ pageSize: 0 }, "pageSize"], // reads would never end
@@ -82,7 +82,9 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
         [{ pageSize: -1 }, "pageSize"],
         [{ table: "bad-table" }, "table"],
         [{ table: "x; DROP TABLE y" }, "table"],
-        [{ table: "" }, "table"]
+        [{ table: "" }, "table"],
+        // @ts-expect-error: not a duration, as an untyped caller may pass
+        [{ connectionTimeout: "soon" }, "connectionTimeout"]
       ]
       for (const [options, key] of bad) {
         const error = failureOf(yield* Effect.exit(Layer.build(SessionLogSql.layer(options)).pipe(Effect.provide(PgTest.client))))
