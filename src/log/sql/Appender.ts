@@ -27,7 +27,6 @@ import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
@@ -35,6 +34,7 @@ import { forkOrElse } from "../internal/forkOrElse.ts"
 import type * as SessionLog from "../SessionLog.ts"
 import { StorageFailure } from "../SessionLogError.ts"
 import * as Connection from "./Connection.ts"
+import * as Retried from "./Retried.ts"
 
 /** One session's batch, waiting for a group, and the seq of its first event once stored. */
 interface Pending {
@@ -51,18 +51,6 @@ interface Head {
   readonly ok: boolean
   readonly first: bigint | number | null
 }
-
-/** Only failures that certainly rolled back are retried: a lost connection may hide a commit. */
-const isRolledBack = (error: SqlError.SqlError) =>
-  error.reason._tag === "DeadlockError" || error.reason._tag === "SerializationError" ||
-  error.reason._tag === "LockTimeoutError" || error.reason._tag === "UniqueViolation"
-
-const retried = <A>(effect: Effect.Effect<A, SqlError.SqlError | StorageFailure>) =>
-  Effect.retry(effect, {
-    while: (error) => SqlError.isSqlError(error) && isRolledBack(error),
-    schedule: Schedule.exponential("5 millis"),
-    times: 8
-  })
 
 /** Bounds on one statement (events, characters of payload JSON): the rest of what has gathered goes in the next. */
 const maxGroupEvents = 1000
@@ -197,7 +185,7 @@ export const make = Effect.fnUntraced(function*(options: {
     Effect.gen(function*() {
       // Callers that hold connections while they wait could leave none for the group: its wait for
       // one is bounded then. Otherwise it takes one as any statement does (cheaper).
-      const statement = retried(insert(group))
+      const statement = Retried.ifRolledBack(insert(group))
       const exit = yield* Effect.exit(group.some((pending) => pending.inTransaction) ? onConnection(statement) : statement)
       if (Exit.isFailure(exit)) return settle(group, exit)
       const busy = new Set(exit.value.filter((head) => !head.ok).map((head) => head.session))
@@ -205,7 +193,7 @@ export const make = Effect.fnUntraced(function*(options: {
       if (busy.size === 0) return
       const waiting = group.filter((pending) => busy.has(pending.session))
       yield* forked(
-        Effect.flatMap(Effect.exit(retried(insertLocked(waiting))), (locked) => Effect.sync(() => settle(waiting, locked)))
+        Effect.flatMap(Effect.exit(Retried.ifRolledBack(insertLocked(waiting))), (locked) => Effect.sync(() => settle(waiting, locked)))
           .pipe(answeringAll(waiting)),
         () => waiting
       )

@@ -35,6 +35,7 @@ import * as SessionLog from "../SessionLog.ts"
 import { InvalidOptions, SessionLogError } from "../SessionLogError.ts"
 import * as SessionEvent from "../SessionEvent.ts"
 import * as Appender from "./Appender.ts"
+import * as Retried from "./Retried.ts"
 
 /**
  * The layer's options, validated when it is built.
@@ -132,7 +133,11 @@ export const layer = (
           data jsonb NOT NULL,
           PRIMARY KEY (session, seq)
         )`
-      })).pipe(Effect.mapError(SessionLog.toError("layer")))
+      })).pipe(
+        // A lock_timeout of the server's can end the wait for another instance's creation: rolled back, so retried.
+        Retried.ifRolledBack,
+        Effect.mapError(SessionLog.toError("layer"))
+      )
 
       const read = (session: SessionId.SessionId, fromSeq: number) =>
         Stream.paginate(fromSeq, (from) =>

@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
-import { Context, Deferred, Effect, Exit, Fiber, Layer, Logger, Schedule, Stream } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Logger, Redacted, Schedule, Stream } from "effect"
 import * as ProjectionStore from "../../../src/projection/ProjectionStore.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
@@ -94,6 +95,29 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
         assert.include(error.message, key, JSON.stringify(options))
       }
     }))
+
+  it.live("a server whose lock_timeout is shorter than another instance's creation of the table: the layer starts once it is done", () =>
+    Effect.gen(function*() {
+      const table = yield* PgTest.freshTable
+      const created = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      // Another instance creating the table: it holds the creation's lock for 300 ms.
+      const creating = yield* Effect.forkChild(PgTest.direct((sql) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${table}:create`}, 0))`
+          yield* Deferred.succeed(created, undefined)
+          yield* Deferred.await(release)
+        }))
+      ), { startImmediately: true })
+      yield* Deferred.await(created)
+      yield* Effect.forkChild(Effect.andThen(Effect.sleep("300 millis"), Deferred.succeed(release, undefined)), { startImmediately: true })
+      const strict = Layer.fresh(PgClient.layer({ url: Redacted.make(PgTest.url), startupParameters: { lock_timeout: "50ms" } }))
+      const entry = yield* Effect.flatMap(SessionLog.SessionLog, (log) => log.append(SessionId.decodeSync("after-wait"), "n", {})).pipe(
+        Effect.provide(SessionLogSql.layer({ table }).pipe(Layer.provide(strict)))
+      )
+      assert.strictEqual(entry.seq, 0)
+      yield* Fiber.join(creating)
+    }), 30_000)
 
   it.live("a subscriber gets, in order, every entry another instance commits to a session this one appends to as well", () =>
     Effect.gen(function*() {
