@@ -34,6 +34,7 @@ import { forkOrElse } from "../internal/forkOrElse.ts"
 import type * as SessionLog from "../SessionLog.ts"
 import { StorageFailure } from "../SessionLogError.ts"
 import * as Connection from "./Connection.ts"
+import * as GroupStatement from "./GroupStatement.ts"
 import * as Retried from "./Retried.ts"
 
 /** One session's batch, waiting for a group, and the seq of its first event once stored. */
@@ -45,28 +46,9 @@ interface Pending {
   readonly inTransaction: boolean
 }
 
-/** Where each session's batch starts, or that its lock was held elsewhere. */
-interface Head {
-  readonly session: string
-  readonly ok: boolean
-  readonly first: bigint | number | null
-}
-
 /** Bounds on one statement (events, characters of payload JSON): the rest of what has gathered goes in the next. */
 const maxGroupEvents = 1000
 const maxGroupChars = 4 * 1024 * 1024
-
-/** The rows as one JSON parameter; the payload goes in an array, so that a JSON `null` stays a value. */
-const rowsJson = (group: ReadonlyArray<Pending>): string => {
-  const rows: Array<string> = []
-  for (const { session, batch } of group) {
-    for (let i = 0; i < batch.length; i++) {
-      const { type, time, json } = batch[i]!
-      rows.push(`{"s":${JSON.stringify(session)},"o":${i},"t":${JSON.stringify(type)},"m":${time},"d":[${json}]}`)
-    }
-  }
-  return `[${rows.join(",")}]`
-}
 
 /**
  * The appender over a table: `append` stores one session's batch with whatever other sessions'
@@ -84,35 +66,13 @@ export const make = Effect.fnUntraced(function*(options: {
 }) {
   const { channel, sql, table } = options
   const scope: Scope.Scope = yield* Effect.scope
-  const events = sql(table)
   const lockPrefix = `${table}:`
   // A group carries other callers' appends, and an append is durable once it returns: neither may join a
   // transaction the caller that happens to store the group has open on this client.
   const outsideTransactions = <A>(effect: Effect.Effect<A>): Effect.Effect<A> =>
     Effect.updateContext(effect, Context.omit(sql.transactionService))
 
-  /**
-   * Stores the group's sessions whose lock is free (or already held by this transaction), in one
-   * statement; answers each session's head. Seqs run on from the session's last, each batch's events
-   * in order, and every session stored announces its last seq.
-   */
-  const insert = (group: ReadonlyArray<Pending>) =>
-    sql<Head>`WITH input AS MATERIALIZED (
-        SELECT * FROM json_to_recordset(${rowsJson(group)}::json) AS r(s text, o int, t text, m bigint, d jsonb)
-      ), heads AS MATERIALIZED (
-        SELECT s, n, ok,
-          CASE WHEN ok THEN (SELECT COALESCE(MAX(e.seq) + 1, 0) FROM ${events} e WHERE e.session = s) END AS first
-        FROM (
-          SELECT s, n, pg_try_advisory_xact_lock(hashtextextended(${lockPrefix} || s, 0)) AS ok
-          FROM (SELECT s, count(*) AS n FROM input GROUP BY s ORDER BY s) AS sessions
-        ) AS locks
-      ), stored AS (
-        INSERT INTO ${events} (session, seq, type, time, data)
-        SELECT i.s, h.first + i.o, i.t, i.m, i.d -> 0 FROM input i JOIN heads h ON h.s = i.s WHERE h.ok
-      )
-      SELECT s AS session, ok, first,
-        CASE WHEN ok THEN pg_notify(${channel}, first::text || '-' || (first + n - 1)::text || ' ' || s) END AS announced
-      FROM heads`
+  const insert = GroupStatement.make(sql, table, channel)
 
   /**
    * A transaction of its own. Its ROLLBACK failing (the connection lost under it) is a defect in
@@ -146,7 +106,7 @@ export const make = Effect.fnUntraced(function*(options: {
       : Exit.failCause(cause)
 
   /** Answers each append of the group: its session's first seq, or the group's failure. */
-  const settle = (group: ReadonlyArray<Pending>, exit: Exit.Exit<ReadonlyArray<Head>, SessionLog.Failure>) => {
+  const settle = (group: ReadonlyArray<Pending>, exit: Exit.Exit<ReadonlyArray<GroupStatement.Head>, SessionLog.Failure>) => {
     const heads = Exit.isSuccess(exit) ? new Map(exit.value.map((head) => [head.session, head.first])) : undefined
     for (const pending of group) {
       const first = heads?.get(pending.session)
