@@ -6,6 +6,7 @@
  */
 import * as Data from "effect/Data"
 import * as PlatformError from "effect/PlatformError"
+import * as SqlError from "effect/sql/SqlError"
 import type { Failure } from "../SessionLog.ts"
 import { SessionLogError, StorageFailure, type StorageFailureKind } from "../SessionLogError.ts"
 
@@ -41,6 +42,12 @@ export class Worded extends Data.TaggedError("WordedStorageFailure")<{
 /** The failure's kind and plain description, with its code and where it happened. */
 export const fromError = (error: Error): StorageFailure => {
   if (error instanceof Worded) return error.reason
+  if (SqlError.isSqlError(error)) {
+    // The driver's own words say what happened ("canceling statement due to statement timeout").
+    const driver = error.reason.cause
+    const said = driver instanceof Error && driver.message !== "" && !error.message.includes(driver.message)
+    return new StorageFailure({ kind: "Unknown", detail: said ? `${error.message}: ${driver.message}` : error.message })
+  }
   if (!PlatformError.isPlatformError(error) || error.reason._tag === "BadArgument") {
     return new StorageFailure({ kind: "Unknown", detail: error.message })
   }

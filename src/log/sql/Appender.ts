@@ -17,7 +17,8 @@
  * joins a transaction the caller has open. It commits all or none: if its statement fails, every
  * append in it fails with that error.
  * Failures that certainly rolled back (deadlock, serialization, lock timeout, unique violation) are
- * retried; any other failure, a lost connection among them, is not, since it may hide a commit.
+ * retried; any other failure, a lost connection among them, is not, since it may hide a commit. A
+ * group the server cancels for its `statement_timeout` is stored in halves, down to one batch.
  *
  * @since 0.2.0
  */
@@ -27,6 +28,7 @@ import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
@@ -141,13 +143,21 @@ export const make = Effect.fnUntraced(function*(options: {
     }, options)
 
   /** Stores a group; sessions whose lock was held elsewhere go on, on their own fiber, to wait for it. */
-  const store = (group: ReadonlyArray<Pending>) =>
+  const store = (group: ReadonlyArray<Pending>): Effect.Effect<void> =>
     Effect.gen(function*() {
       // Callers that hold connections while they wait could leave none for the group: its wait for
       // one is bounded then. Otherwise it takes one as any statement does (cheaper).
       const statement = Retried.ifRolledBack(insert(group))
       const exit = yield* Effect.exit(group.some((pending) => pending.inTransaction) ? onConnection(statement) : statement)
-      if (Exit.isFailure(exit)) return settle(group, exit)
+      if (Exit.isFailure(exit)) {
+        // Cancelled for the server's statement_timeout, nothing of it committed: too big a group for
+        // it is stored in halves, down to one batch, which fails as it is.
+        if (group.length > 1 && Retried.isCancelled(Option.getOrUndefined(Cause.findErrorOption(exit.cause)))) {
+          yield* store(group.slice(0, group.length >> 1))
+          return yield* store(group.slice(group.length >> 1))
+        }
+        return settle(group, exit)
+      }
       const busy = new Set(exit.value.filter((head) => !head.ok).map((head) => head.session))
       settle(group.filter((pending) => !busy.has(pending.session)), exit)
       if (busy.size === 0) return

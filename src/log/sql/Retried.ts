@@ -17,3 +17,9 @@ export const isRolledBack = (error: unknown): boolean =>
 /** Runs `effect` again (up to 8 times, backing off from 5 ms) while it fails with a failure that rolled back. */
 export const ifRolledBack = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.retry(effect, { while: isRolledBack, schedule: Schedule.exponential("5 millis"), times: 8 })
+
+/**
+ * Whether the server cancelled the statement for its `statement_timeout` (or someone cancelled it):
+ * it rolled back too, but the same statement would be cancelled again.
+ */
+export const isCancelled = (error: unknown): boolean => SqlError.isSqlError(error) && error.reason._tag === "StatementTimeoutError"

@@ -4,6 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as PlatformError from "effect/PlatformError"
+import * as SqlError from "effect/sql/SqlError"
 import * as StorageFailure from "../../../src/log/internal/storageFailure.ts"
 import { SessionLogError, StorageFailure as SessionLogErrorReason } from "../../../src/log/SessionLogError.ts"
 
@@ -51,6 +52,17 @@ describe("storageFailure.fromError", () => {
       assert.strictEqual(failure.kind, "Unknown", String(cause))
       assert.strictEqual(failure.detail, error.message, String(cause))
     }
+  })
+
+  it("an SQL error says what its driver said, once", () => {
+    const driver = new Error("canceling statement due to statement timeout")
+    const timedOut = new SqlError.SqlError({ reason: new SqlError.StatementTimeoutError({ cause: driver, message: "PgConnection: Query failed" }) })
+    assert.deepInclude(StorageFailure.fromError(timedOut), {
+      kind: "Unknown",
+      detail: `${timedOut.message}: canceling statement due to statement timeout`
+    })
+    const plain = new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("gone"), message: "connection lost: gone" }) })
+    assert.strictEqual(StorageFailure.fromError(plain).detail, plain.message)
   })
 
   it("a bad argument and a foreign error keep their own message", () => {

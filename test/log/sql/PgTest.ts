@@ -69,14 +69,14 @@ const wrap = (real: SqlClient.SqlClient, hooks: Hooks): SqlClient.SqlClient => {
 }
 
 /**
- * A SessionLogSql instance over a table, with its own pool, its client wrapped by `hooks`. Only the
+ * A SessionLogSql instance over a table, with its own pool (of `client`'s settings unless given), its client wrapped by `hooks`. Only the
  * `SqlClient` is provided (not the `PgClient`): no LISTEN, so the only reads are the test's.
  */
-export const instance = (table: string, hooks: Hooks, pageSize?: number) =>
+export const instance = (table: string, hooks: Hooks, pageSize?: number, pool: Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> = client) =>
   SessionLogSql.layer({ table, ...(pageSize === undefined ? {} : { pageSize }) }).pipe(
     Layer.provide(
       Layer.effect(SqlClient.SqlClient, Effect.map(SqlClient.SqlClient, (real) => wrap(real, hooks))).pipe(
-        Layer.provide(Layer.fresh(client))
+        Layer.provide(Layer.fresh(pool))
       )
     )
   )

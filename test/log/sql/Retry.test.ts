@@ -11,10 +11,12 @@
  * transaction.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Latch, Stream } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Deferred, Effect, Exit, Fiber, Latch, Layer, Redacted, Stream } from "effect"
 import { SqlError } from "effect/sql"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
+import * as SessionLogSql from "../../../src/log/sql/SessionLogSql.ts"
 import { failureOf } from "../SessionLogConformance.ts"
 import * as PgTest from "./PgTest.ts"
 
@@ -231,4 +233,42 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql retries and read
           assert.strictEqual(pages.length, 1)
         })).pipe(Effect.provide(instance(table, hooks, 7)))
     }))
+
+  it.live("a group the server cancels for its statement_timeout is stored in halves until each fits; one batch that doesn't fits fails as it is", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      // The table first, then a trigger that makes each row take 30 ms, and 300 ms for the session "slow".
+      yield* Effect.scoped(Layer.build(SessionLogSql.layer({ table }).pipe(Layer.provide(PgTest.client))))
+      yield* direct((sql) =>
+        Effect.andThen(
+          sql.unsafe(`CREATE FUNCTION ${table}_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              PERFORM pg_sleep(CASE WHEN NEW.session = 'slow' THEN 0.3 ELSE 0.03 END);
+              RETURN NEW;
+            END $$`),
+          sql.unsafe(`CREATE TRIGGER ${table}_slow BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION ${table}_slow()`)
+        )
+      )
+      const groups: Array<number> = []
+      const timed = Layer.fresh(PgClient.layer({ url: Redacted.make(PgTest.url), startupParameters: { statement_timeout: "200ms" } }))
+      const hooks: PgTest.Hooks = {
+        statement: (text, run, args) => isAppend(text) ? Effect.andThen(Effect.sync(() => groups.push(JSON.parse(String(args[0])).length)), run) : run
+      }
+      yield* Effect.gen(function*() {
+        const log = yield* SessionLog.SessionLog
+        // The first goes alone; the 15 behind it gather into one group: 450 ms of rows.
+        const entries = yield* Effect.forEach(
+          Array.from({ length: 16 }, (_, i) => SessionId.decodeSync(`s${i}`)),
+          (s) => log.append(s, "n", {}),
+          { concurrency: "unbounded" }
+        )
+        assert.isTrue(entries.every((entry) => entry.seq === 0))
+        assert.isTrue(groups.some((size) => size > 6), `a group too big for the timeout was tried: ${groups}`)
+        const stored = yield* direct((sql) => sql<{ readonly n: number | bigint }>`SELECT count(*) AS n FROM ${sql(table)}`)
+        assert.strictEqual(Number(stored[0]!.n), 16, "each stored once")
+        const slow = failureOf(yield* Effect.exit(log.append(SessionId.decodeSync("slow"), "n", {})))
+        assert.include(slow.message, "canceling statement due to statement timeout")
+      }).pipe(Effect.provide(PgTest.instance(table, hooks, undefined, timed)))
+      yield* direct((sql) => sql.unsafe(`DROP FUNCTION ${table}_slow() CASCADE`))
+    }), 30_000)
 })
