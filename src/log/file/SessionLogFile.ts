@@ -30,7 +30,7 @@ import * as Path from "effect/Path"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { DurationInput } from "../internal/durationInput.ts"
+import { DurationInput, DurationOrNever } from "../internal/durationInput.ts"
 import * as SessionId from "../SessionId.ts"
 import * as SessionInvariant from "../SessionInvariant.ts"
 import * as SessionLog from "../SessionLog.ts"
@@ -86,7 +86,7 @@ export const Options = Schema.Struct({
    * How long a session's writer may sit unused before it is closed and its lock released (default 5
    * minutes): a process appending to many sessions holds only those in use. Sessions in `open` stay held.
    */
-  idleWriterTimeout: Schema.optional(DurationInput),
+  idleWriterTimeout: Schema.optional(DurationOrNever),
   /**
    * Whether the log may make blocking calls on the calling thread (default true): writes and
    * `lstat`s always (they meet the page cache, not the disk), and the fsync of an append made while

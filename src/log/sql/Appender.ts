@@ -15,10 +15,11 @@
  *
  * A group is bounded (1,000 events or 4 Mi characters of JSON; a batch is never split), and never
  * joins a transaction the caller has open. It commits all or none: if its statement fails, every
- * append in it fails with that error.
+ * append in it fails with that error (a group cancelled for its time is first tried in halves).
  * Failures that certainly rolled back (deadlock, serialization, lock timeout, unique violation) are
  * retried; any other failure, a lost connection among them, is not, since it may hide a commit. A
- * group the server cancels for its `statement_timeout` is stored in halves, down to one batch.
+ * group the server cancels for its `statement_timeout` is stored in halves (see `store`). Every
+ * statement's wait for a connection is bounded (`Connection.bounded`).
  *
  * @since 0.2.0
  */
@@ -44,8 +45,15 @@ interface Pending {
   readonly session: string
   readonly batch: ReadonlyArray<SessionLog.Prepared>
   readonly done: Deferred.Deferred<number, SessionLog.Failure>
-  /** Its caller is in a transaction of its own on the client: it holds a connection while it waits. */
-  readonly inTransaction: boolean
+}
+
+/** How many times over a group cancelled for the server's statement_timeout is split (see `store`). */
+const maxSplits = 4
+
+/** The halving of one group cancelled for its time: splits left, and, once given up, what the rest fails with. */
+interface Split {
+  left: number
+  giveUp: Exit.Exit<never, SessionLog.Failure> | undefined
 }
 
 /** Bounds on one statement (events, characters of payload JSON): the rest of what has gathered goes in the next. */
@@ -83,11 +91,13 @@ export const make = Effect.fnUntraced(function*(options: {
   const transaction = <A, E>(effect: Effect.Effect<A, E>) =>
     Effect.catchDefect(sql.withTransaction(effect), (defect) => SqlError.isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect))
 
+  // Every statement waits a bounded time for its connection: callers holding every connection of the
+  // pool in transactions of their own, each waiting for its append, would otherwise wait forever.
   const onConnection = Connection.bounded(sql, options.connectionTimeout)
 
   /** Waits for the sessions' locks, in session order, then stores them: for sessions another process is appending to. */
   const insertLocked = (group: ReadonlyArray<Pending>) =>
-    transaction(Effect.gen(function*() {
+    onConnection(transaction(Effect.gen(function*() {
       const sessions = [...new Set(group.map((pending) => pending.session))].sort()
       yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${lockPrefix} || s, 0))
         FROM json_array_elements_text(${JSON.stringify(sessions)}::json) WITH ORDINALITY AS u(s, i) ORDER BY i`
@@ -96,7 +106,7 @@ export const make = Effect.fnUntraced(function*(options: {
       // Held by this transaction, so the statement's own try can't fail; if it ever did, nothing of it commits.
       if (stuck !== undefined) return yield* Effect.fail(new StorageFailure({ detail: `the advisory lock of ${stuck.session} was not held` }))
       return heads
-    }))
+    })))
 
   /**
    * What an append fails with: the group's failure, or, interrupted (the log closing under a
@@ -142,21 +152,27 @@ export const make = Effect.fnUntraced(function*(options: {
       for (const pending of group()) Deferred.doneUnsafe(pending.done, failed)
     }, options)
 
-  /** Stores a group; sessions whose lock was held elsewhere go on, on their own fiber, to wait for it. */
-  const store = (group: ReadonlyArray<Pending>): Effect.Effect<void> =>
+  /**
+   * Stores a group; sessions whose lock was held elsewhere go on, on their own fiber, to wait for it.
+   * A group cancelled for the server's statement_timeout (nothing of it committed) may be too big
+   * for it: it is stored in halves, up to `maxSplits` times over (`split`, shared by the halves of one
+   * group); past that, or cancelled alone, what is left fails as the last cancelled did, untried
+   * (the cause is then not its size, and each try would hold every append up for a timeout).
+   */
+  const store = (group: ReadonlyArray<Pending>, split?: Split): Effect.Effect<void> =>
     Effect.gen(function*() {
-      // Callers that hold connections while they wait could leave none for the group: its wait for
-      // one is bounded then. Otherwise it takes one as any statement does (cheaper).
-      const statement = Retried.ifRolledBack(insert(group))
-      const exit = yield* Effect.exit(group.some((pending) => pending.inTransaction) ? onConnection(statement) : statement)
+      if (split?.giveUp !== undefined) return settle(group, split.giveUp)
+      const exit = yield* Effect.exit(onConnection(Retried.ifRolledBack(insert(group))))
       if (Exit.isFailure(exit)) {
-        // Cancelled for the server's statement_timeout, nothing of it committed: too big a group for
-        // it is stored in halves, down to one batch, which fails as it is.
-        if (group.length > 1 && Retried.isCancelled(Option.getOrUndefined(Cause.findErrorOption(exit.cause)))) {
-          yield* store(group.slice(0, group.length >> 1))
-          return yield* store(group.slice(group.length >> 1))
+        if (!Retried.isCancelled(Option.getOrUndefined(Cause.findErrorOption(exit.cause)))) return settle(group, exit)
+        const halves = split ?? { left: maxSplits, giveUp: undefined }
+        if (group.length === 1 || halves.left === 0) {
+          halves.giveUp = Exit.failCause(exit.cause)
+          return settle(group, exit)
         }
-        return settle(group, exit)
+        halves.left--
+        yield* store(group.slice(0, group.length >> 1), halves)
+        return yield* store(group.slice(group.length >> 1), halves)
       }
       const busy = new Set(exit.value.filter((head) => !head.ok).map((head) => head.session))
       settle(group.filter((pending) => !busy.has(pending.session)), exit)
@@ -239,9 +255,8 @@ export const make = Effect.fnUntraced(function*(options: {
   // every later append would wait on a flush no one runs.
   const append = (session: string, batch: ReadonlyArray<SessionLog.Prepared>): Effect.Effect<number, SessionLog.Failure> =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.withFiber((fiber) => {
-        const inTransaction = Context.getOrUndefined(fiber.context, sql.transactionService) !== undefined
-        const pending: Pending = { session, batch, done: Deferred.makeUnsafe(), inTransaction }
+      Effect.suspend(() => {
+        const pending: Pending = { session, batch, done: Deferred.makeUnsafe() }
         queue.push(pending)
         if (flushing) return restore(Deferred.await(pending.done))
         // Nothing in flight: this caller stores the group on its own fiber; others wait on it.

@@ -28,6 +28,7 @@ export const bounded = (sql: SqlClient.SqlClient, timeout: Duration.Duration) =>
           })
         )
     }),
-    // As if in a transaction on it: the client's statements run on that connection.
-    (connection) => Effect.provideService(effect, sql.transactionService, [connection, 0])
+    // The client's statements run on the connection of the transaction in the context. Its depth is
+    // -1: none is open yet, so a `withTransaction` in `effect` begins one there (depth 0), not a savepoint.
+    (connection) => Effect.provideService(effect, sql.transactionService, [connection, -1])
   ))

@@ -51,8 +51,9 @@ export const Options = Schema.Struct({
   /** Rows per page when reading. Default 1000. */
   pageSize: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100_000 }))),
   /**
-   * How long an append's statement waits for a connection of the client's before it fails, not
-   * stored, saying none came free. Default 30 seconds. (Callers holding every connection of the pool
+   * How long each statement of the appends (a group, or a transaction waiting for a session another
+   * process holds) waits for a connection of the client's before it fails, not stored, saying none
+   * came free: a finite duration, default 30 seconds. (Callers holding every connection of the pool
    * in transactions of their own, each waiting for its append, would otherwise wait forever.)
    */
   connectionTimeout: Schema.optional(DurationInput)

@@ -541,7 +541,11 @@ describe("SessionLogFile options", () => {
         [{ directory, journal: { checkpointBytes: 1.5 } }, "checkpointBytes"],
         [{ directory, maxLineBytes: 10 }, "maxLineBytes"], // shorter than a header
         [{ directory, maxLineBytes: 2 ** 40 }, "maxLineBytes"], // more memory than a line should ever take
-        [{ directory, maxLineBytes: Number.NaN }, "maxLineBytes"]
+        [{ directory, maxLineBytes: Number.NaN }, "maxLineBytes"],
+        [{ directory, idleWriterTimeout: 0 }, "idleWriterTimeout"], // every writer closed at once, always
+        [{ directory, idleWriterTimeout: "-1 minutes" }, "idleWriterTimeout"],
+        [{ directory, idleWriterTimeout: Number.NaN }, "idleWriterTimeout"],
+        [{ directory, watch: { pollInterval: 0 } }, "pollInterval"] // a poll that never sleeps
       ]
       for (const [options, key] of bad) {
         const built = failureOf(yield* Effect.exit(

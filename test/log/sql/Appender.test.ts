@@ -10,7 +10,7 @@
  *   path) keep every session's seqs contiguous and every acknowledged append stored.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Exit, Fiber, Latch, Layer, Scheduler, Scope, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, Fiber, Latch, Layer, Scheduler, Scope, Stream } from "effect"
 import { PgClient } from "@effect/sql-pg"
 import { Redacted } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
@@ -242,16 +242,93 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered
       }).pipe(Effect.provide(SessionLogSql.layer({ table, connectionTimeout: "1 second" }).pipe(Layer.provideMerge(pooled))))
     }), 30_000)
 
-  it.live("an append inside a transaction of the caller's, with connections free: stored on another, at once", () =>
+  it.live("a plain append's group waiting for a connection while callers in transactions hold them all and join its session, or another: none waits forever", () =>
     Effect.gen(function*() {
       const table = yield* freshTable
-      const pooled = Layer.fresh(PgClient.layer({ url: Redacted.make(PgTest.url), maxConnections: 2 }))
+      const pooled = Layer.fresh(PgClient.layer({ url: Redacted.make(PgTest.url), maxConnections: 3 }))
       yield* Effect.gen(function*() {
         const log = yield* SessionLog.SessionLog
         const sql = yield* SqlClient.SqlClient
-        const entry = yield* sql.withTransaction(log.append(id("inside"), "n", {}))
-        assert.strictEqual(entry.seq, 0)
-      }).pipe(Effect.provide(SessionLogSql.layer({ table, connectionTimeout: "1 second" }).pipe(Layer.provideMerge(pooled))))
+        const holding = yield* Latch.make()
+        let held = 0
+        const go = yield* Latch.make()
+        // Three callers, each in a transaction holding a connection, append once a plain caller's
+        // group waits for one: two to the plain caller's session (joining its lane), one to another.
+        const caller = (session: string) =>
+          Effect.exit(sql.withTransaction(Effect.gen(function*() {
+            yield* sql`SELECT 1`
+            if (++held === 3) yield* holding.open
+            yield* go.await
+            return yield* log.append(id(session), "n", {})
+          })))
+        const callers = yield* Effect.forkChild(
+          Effect.all([caller("led"), caller("led"), caller("other")], { concurrency: "unbounded" }),
+          { startImmediately: true }
+        )
+        yield* holding.await
+        const plain = yield* Effect.forkChild(Effect.exit(log.append(id("led"), "n", {})), { startImmediately: true })
+        yield* Effect.sleep("100 millis")
+        yield* go.open
+        const exits = [yield* Fiber.join(plain), ...(yield* Fiber.join(callers))]
+        for (const exit of exits.filter(Exit.isFailure)) {
+          assert.include(failureOf(exit).message, "came free within 1s, so this append was not stored")
+        }
+        assert.isTrue(Exit.isFailure(exits[0]!), "no connection came free for the plain caller's group")
+        const stored = yield* sql<{ readonly n: number | bigint }>`SELECT count(*) AS n FROM ${sql(table)}`
+        assert.strictEqual(Number(stored[0]!.n), exits.filter(Exit.isSuccess).length, "what failed was not stored")
+      }).pipe(
+        Effect.timeout("20 seconds"),
+        Effect.provide(SessionLogSql.layer({ table, connectionTimeout: "1 second" }).pipe(Layer.provideMerge(pooled)))
+      )
+    }), 30_000)
+
+  it.live("a session another process holds, waited for on a connection of its own: the wait for that connection is bounded too", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      const session = id("held-elsewhere")
+      // Another process holds the session's lock until released.
+      const released = yield* Deferred.make<void>()
+      const locked = yield* Deferred.make<void>()
+      const other = yield* Effect.forkChild(PgTest.direct((sql) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${table}:${session}`}, 0))`
+          yield* Deferred.succeed(locked, undefined)
+          yield* Deferred.await(released)
+        }))
+      ), { startImmediately: true })
+      yield* Deferred.await(locked)
+      // Once the group has found the session held, two transactions of the caller's take both connections.
+      const blockers = yield* Deferred.make<void>()
+      let client: SqlClient.SqlClient | undefined
+      const hooks: PgTest.Hooks = {
+        statement: (text, run) =>
+          !text.includes("pg_try_advisory_xact_lock") ? run : Effect.tap(run, () =>
+            Effect.gen(function*() {
+              const sql = client!
+              // Transactions of their own, not on the group's connection the hook runs on.
+              const outside = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+                Effect.updateContext(effect, Context.omit(sql.transactionService))
+              const blocker = outside(sql.withTransaction(Effect.andThen(sql`SELECT 1`, Deferred.await(blockers))))
+              yield* Effect.forkDetach(blocker, { startImmediately: true })
+              yield* Effect.forkDetach(blocker, { startImmediately: true })
+              yield* Effect.sleep("50 millis")
+            }))
+      }
+      const pooled = Layer.fresh(PgClient.layer({ url: Redacted.make(PgTest.url), maxConnections: 2 }))
+      yield* Effect.gen(function*() {
+        const log = yield* SessionLog.SessionLog
+        const failed = failureOf(yield* Effect.exit(log.append(session, "n", {})))
+        assert.include(failed.message, "came free within 1s, so this append was not stored")
+        yield* Deferred.succeed(blockers, undefined)
+      }).pipe(
+        Effect.timeout("20 seconds"),
+        Effect.ensuring(Effect.andThen(Deferred.succeed(blockers, undefined), Deferred.succeed(released, undefined))),
+        Effect.provide(SessionLogSql.layer({ table, connectionTimeout: "1 second" }).pipe(
+          Layer.provide(Layer.effect(SqlClient.SqlClient, Effect.map(SqlClient.SqlClient, (real) => PgTest.wrap(client = real, hooks)))),
+          Layer.provideMerge(pooled)
+        ))
+      )
+      yield* Fiber.join(other)
     }), 30_000)
 
   it.live("two instances appending to the same sessions at once: contiguous seqs, every acknowledged append stored", () =>

@@ -52,7 +52,7 @@ export interface Hooks {
 }
 
 /** The real client, seen through `hooks`. */
-const wrap = (real: SqlClient.SqlClient, hooks: Hooks): SqlClient.SqlClient => {
+export const wrap = (real: SqlClient.SqlClient, hooks: Hooks): SqlClient.SqlClient => {
   const sql = function(strings: unknown, ...args: Array<unknown>) {
     const statement = Reflect.apply(real, undefined, [strings, ...args])
     if (hooks.statement === undefined || !Array.isArray(strings)) return statement

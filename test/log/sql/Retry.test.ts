@@ -239,6 +239,7 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql retries and read
       const table = yield* freshTable
       // The table first, then a trigger that makes each row take 30 ms, and 300 ms for the session "slow".
       yield* Effect.scoped(Layer.build(SessionLogSql.layer({ table }).pipe(Layer.provide(PgTest.client))))
+      yield* Effect.addFinalizer(() => Effect.ignore(direct((sql) => sql.unsafe(`DROP FUNCTION IF EXISTS ${table}_slow() CASCADE`))))
       yield* direct((sql) =>
         Effect.andThen(
           sql.unsafe(`CREATE FUNCTION ${table}_slow() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -269,6 +270,72 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql retries and read
         const slow = failureOf(yield* Effect.exit(log.append(SessionId.decodeSync("slow"), "n", {})))
         assert.include(slow.message, "canceling statement due to statement timeout")
       }).pipe(Effect.provide(PgTest.instance(table, hooks, undefined, timed)))
-      yield* direct((sql) => sql.unsafe(`DROP FUNCTION ${table}_slow() CASCADE`))
+    }), 30_000)
+
+  it.live("groups cancelled for the statement_timeout whatever their size (a table locked meanwhile): a few halvings, then the rest fail untried", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      yield* Effect.scoped(Layer.build(SessionLogSql.layer({ table }).pipe(Layer.provide(PgTest.client))))
+      // Another transaction holds the table, so every insert waits, and is cancelled at 200 ms.
+      const locked = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(direct((sql) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql.unsafe(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`)
+          yield* Deferred.succeed(locked, undefined)
+          yield* Deferred.await(release)
+        }))
+      ), { startImmediately: true })
+      yield* Deferred.await(locked)
+      let statements = 0
+      const timed = Layer.fresh(PgClient.layer({ url: Redacted.make(PgTest.url), startupParameters: { statement_timeout: "200ms" } }))
+      const hooks: PgTest.Hooks = { statement: (text, run) => isAppend(text) ? Effect.andThen(Effect.sync(() => statements++), run) : run }
+      yield* Effect.gen(function*() {
+        const log = yield* SessionLog.SessionLog
+        // The first goes alone; the 15 behind it gather: 15, 7, 3 and 1 are tried, and the 2, 4 and 8 left fail untried.
+        const appended = yield* Effect.forEach(
+          Array.from({ length: 16 }, (_, i) => SessionId.decodeSync(`s${i}`)),
+          (s) => Effect.exit(log.append(s, "n", {})),
+          { concurrency: "unbounded" }
+        )
+        for (const exit of appended) assert.include(failureOf(exit).message, "canceling statement due to statement timeout")
+        assert.isAtMost(statements, 6, "not every half tried, each holding every append up for a timeout")
+      }).pipe(
+        Effect.ensuring(Deferred.succeed(release, undefined)),
+        Effect.provide(PgTest.instance(table, hooks, undefined, timed))
+      )
+      yield* Fiber.join(holder)
+    }), 30_000)
+
+  it.live("a big group cancelled each time is halved at most 4 times over, then what is left fails untried", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      const sizes: Array<number> = []
+      const gathered = yield* Latch.make()
+      const cancelled = new SqlError.SqlError({
+        reason: new SqlError.StatementTimeoutError({ cause: new Error("canceling statement due to statement timeout"), message: "cancelled" })
+      })
+      // Every group statement is cancelled; the first waits until the rest have gathered behind it.
+      const hooks: PgTest.Hooks = {
+        statement: (text, run, args) =>
+          !isAppend(text) ? run : Effect.gen(function*() {
+            sizes.push(JSON.parse(String(args[0])).length)
+            if (sizes.length === 1) yield* gathered.await
+            return yield* cancelled
+          })
+      }
+      yield* Effect.gen(function*() {
+        const log = yield* SessionLog.SessionLog
+        const appending = yield* Effect.forkChild(Effect.forEach(
+          Array.from({ length: 64 }, (_, i) => SessionId.decodeSync(`s${i}`)),
+          (s) => Effect.exit(log.append(s, "n", {})),
+          { concurrency: "unbounded" }
+        ), { startImmediately: true })
+        yield* Effect.sleep("200 millis")
+        yield* gathered.open
+        const appended = yield* Fiber.join(appending)
+        for (const exit of appended) assert.include(failureOf(exit).message, "canceling statement due to statement timeout")
+        assert.deepStrictEqual(sizes, [1, 63, 31, 15, 7, 3])
+      }).pipe(Effect.provide(PgTest.instance(table, hooks)))
     }), 30_000)
 })

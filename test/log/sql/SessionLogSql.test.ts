@@ -85,7 +85,13 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql (PostgreSQL)", (
         [{ table: "x; DROP TABLE y" }, "table"],
         [{ table: "" }, "table"],
         // @ts-expect-error: not a duration, as an untyped caller may pass
-        [{ connectionTimeout: "soon" }, "connectionTimeout"]
+        [{ connectionTimeout: "soon" }, "connectionTimeout"],
+        // Zero, negative or infinite: no wait at all, or a wait forever.
+        [{ connectionTimeout: 0 }, "connectionTimeout"],
+        [{ connectionTimeout: -5 }, "connectionTimeout"],
+        [{ connectionTimeout: "-1 seconds" }, "connectionTimeout"],
+        [{ connectionTimeout: Number.NaN }, "connectionTimeout"],
+        [{ connectionTimeout: Number.POSITIVE_INFINITY }, "connectionTimeout"]
       ]
       for (const [options, key] of bad) {
         const error = failureOf(yield* Effect.exit(Layer.build(SessionLogSql.layer(options)).pipe(Effect.provide(PgTest.client))))
