@@ -39,7 +39,6 @@ import * as Journal from "./Journal.ts"
 import * as JournalFile from "./JournalFile.ts"
 import * as JournalRound from "./JournalRound.ts"
 import type * as Owner from "./Owner.ts"
-import * as RegularFile from "./RegularFile.ts"
 
 /** What a journal commit fails with. */
 export type Error = JournalRound.Failure
@@ -68,6 +67,8 @@ export interface Committer {
   readonly commitBlocking: (chunk: Batch, blocking: BlockingIo.Blocking) => Error | undefined
   /** A writer closing: its file's journaled batches become durable in the file itself. */
   readonly release: (file: FileSystem.File) => Effect.Effect<void>
+  /** Once the log has closed: whether one of its journals stays on disk (for recovery, or not removable). */
+  readonly kept: () => boolean
 }
 
 type Generation = JournalFile.JournalFile
@@ -269,11 +270,10 @@ export const make = Effect.fnUntraced(function*(
     })
 
   // On close, after every writer has synced its file, journals with nothing left to cover go.
-  yield* Scope.addFinalizer(scope, Effect.suspend(() =>
-    Effect.forEach([...generations], (generation) =>
-      generation.dirty.size === 0 && generation.unsyncable === undefined
-        ? Effect.andThen(fs.remove(generation.path), RegularFile.syncDirectory(fs, directory)).pipe(Effect.ignore)
-        : Effect.void, { discard: true })))
+  let kept = false
+  yield* Scope.addFinalizer(scope, Effect.suspend(() => JournalFile.removeCovered(fs, directory, [...generations])).pipe(
+    Effect.map((none) => void (kept = !none))
+  ))
   // Closing, once the committer has stopped (this runs after it is interrupted, before the above):
   // chunks offered while its last round was in flight are stored and answered, and later ones
   // refused, so that no append waits forever for a committer that is gone.
@@ -290,9 +290,7 @@ export const make = Effect.fnUntraced(function*(
     idle,
     commitBlocking: storeBlocking,
     // Its file closes next: if it can't be synced, the journals covering it stay (see `JournalFile.unsyncable`).
-    release: (f) =>
-      Effect.andThen(syncCovered(f), Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f)))).pipe(
-        Effect.ignore
-      )
+    release: (f) => Effect.ignore(Effect.andThen(syncCovered(f), Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f))))),
+    kept: () => kept
   } satisfies Committer
 })

@@ -105,6 +105,17 @@ export const open = Effect.fnUntraced(function*(
 })
 
 /**
+ * Removes, as the log closes, the journals with nothing left to cover (every session file they cover
+ * synced), each with the directory synced after; answers whether none of them stays on disk.
+ */
+export const removeCovered = (fs: FileSystem.FileSystem, directory: string, generations: ReadonlyArray<JournalFile>): Effect.Effect<boolean> =>
+  Effect.reduce(generations, () => true, (none, generation) =>
+    generation.dirty.size > 0 || generation.unsyncable !== undefined
+      ? Effect.succeed(false)
+      : Effect.map(Effect.exit(Effect.andThen(fs.remove(generation.path), RegularFile.syncDirectory(fs, directory))), (exit) =>
+        none && Exit.isSuccess(exit)))
+
+/**
  * Removes a journal whose batches are all durable in their session files: syncs them one by one, removes
  * it (then `removed` forgets it: if this is cut short, closing the log removes it), closes its file.
  */

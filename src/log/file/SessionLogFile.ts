@@ -226,13 +226,14 @@ export const layerFileSystem = (
       // Acknowledged appends a dead process left only in its journal go into their files first.
       yield* Recovery.recoverAll(fs, path, directory, self).pipe(Effect.mapError(SessionLog.toError("recover")))
       const { alone: blocking, shared } = BlockingIo.choose(fs, yield* BlockingIo.BlockingIo, valid.blocking !== false)
-      const heldBack = yield* Writers.holdBack(fs, directory, self)
+      const heldBack = yield* Writers.holdBack
       const journal = valid.journal === undefined || valid.journal === false ? undefined
         : yield* JournalCommitter.make(fs, path, directory, layerScope, self, {
           checkpointBytes: (typeof valid.journal === "object" ? valid.journal.checkpointBytes : undefined) ?? 4 * 1024 * 1024,
           io: shared,
           thread: yield* IoThread.wanted(blocking)
         }).pipe(Effect.mapError(SessionLog.toError("layerFileSystem")))
+      if (journal !== undefined) heldBack.journalStays = journal.kept
 
       const idle = Duration.fromInputUnsafe(valid.idleWriterTimeout ?? "5 minutes")
       const writers = yield* Writers.make({ fs, path, directory, self, journal, maxLineBytes, idle, heldBack })

@@ -25,7 +25,6 @@ import * as Semaphore from "effect/Semaphore"
 import type * as SessionId from "../SessionId.ts"
 import { OwnershipLost, StorageFailure } from "../SessionLogError.ts"
 import * as Format from "./Format.ts"
-import * as Journal from "./Journal.ts"
 import type * as JournalCommitter from "./JournalCommitter.ts"
 import * as Lock from "./Lock.ts"
 import type * as Owner from "./Owner.ts"
@@ -44,31 +43,33 @@ interface Held {
 }
 
 /**
- * The locks of writers whose failed batch may be replayed from this process's journal, handed over as
+ * The locks of writers whose failed batch may be replayed from this log's journal, handed over as
  * they close: released as the log's last step, once its journals are removed, so that no other
- * process appends where a replay would go. If one of this process's journals is still there (kept
- * for recovery, or not removable), their files stay: the sessions are taken over, and the journal
- * replayed first, only once this process is gone.
+ * process appends where a replay would go. If one of its journals stays (kept for recovery, or not
+ * removable), their files stay: the sessions are taken over, and the journal replayed first, only
+ * once this process is gone.
  */
-export type HeldBack = Array<{ readonly lock: Lock.Held; readonly scope: Scope.Closeable }>
+export interface HeldBack {
+  readonly locks: Array<{ readonly lock: Lock.Held; readonly scope: Scope.Closeable }>
+  /** Whether one of the log's journals stays on disk as it closes: the journal's answer, once it is made. */
+  journalStays: () => boolean
+}
 
 /** Starts holding back locks until the current scope closes: made before the journal, so that it runs after it. */
-export const holdBack = (fs: FileSystem.FileSystem, directory: string, self: Owner.Owner) =>
-  Effect.gen(function*() {
-    const heldBack: HeldBack = []
-    yield* Effect.addFinalizer(() =>
-      heldBack.length === 0 ? Effect.void : Effect.gen(function*() {
-        const names = yield* Effect.orElseSucceed(fs.readDirectory(directory), () => undefined)
-        const journalStays = names === undefined ||
-          names.some((name) => name.startsWith(Journal.prefix) && name.endsWith(Journal.extension) && Journal.pidOf(name) === self.pid)
-        for (const { lock, scope } of heldBack) {
-          if (journalStays) lock.keep()
-          yield* Scope.close(scope, Exit.void)
-        }
-      })
-    )
-    return heldBack
-  })
+export const holdBack = Effect.gen(function*() {
+  const heldBack: HeldBack = { locks: [], journalStays: () => false }
+  yield* Effect.addFinalizer(() =>
+    Effect.suspend(() => {
+      const stays = heldBack.journalStays()
+      // Each on its own: one that fails to close must not leave the others held.
+      return Effect.forEach(heldBack.locks, ({ lock, scope }) => {
+        if (stays) lock.keep()
+        return Effect.ignoreCause(Scope.close(scope, Exit.void))
+      }, { discard: true })
+    })
+  )
+  return heldBack
+})
 
 /** Where the writers live and how they are opened. */
 export interface Options {
@@ -137,7 +138,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         let opened: { readonly writer: Writer.Writer; readonly lock: Lock.Held } | undefined
         yield* Scope.addFinalizer(scope, Effect.suspend(() => {
           if (opened?.writer.replayable !== true) return Scope.close(lockScope, Exit.void)
-          options.heldBack.push({ lock: opened.lock, scope: lockScope })
+          options.heldBack.locks.push({ lock: opened.lock, scope: lockScope })
           return Effect.void
         }))
         const writer = yield* Effect.gen(function*() {

@@ -34,6 +34,7 @@ import type * as Scope from "effect/Scope"
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
 import { forkOrElse } from "../internal/forkOrElse.ts"
+import * as StorageFailures from "../internal/storageFailure.ts"
 import type * as SessionLog from "../SessionLog.ts"
 import { StorageFailure } from "../SessionLogError.ts"
 import * as Connection from "./Connection.ts"
@@ -155,19 +156,27 @@ export const make = Effect.fnUntraced(function*(options: {
   /**
    * Stores a group; sessions whose lock was held elsewhere go on, on their own fiber, to wait for it.
    * A group cancelled for the server's statement_timeout (nothing of it committed) may be too big
-   * for it: it is stored in halves, up to `maxSplits` times over (`split`, shared by the halves of one
-   * group); past that, or cancelled alone, what is left fails as the last cancelled did, untried
-   * (the cause is then not its size, and each try would hold every append up for a timeout).
+   * for it: it is stored in halves (`split`, shared by the halves of one group), a batch cancelled
+   * alone failing alone. Past `maxSplits` halvings, the cause is not the size: a group cancelled then
+   * fails, and what is left of the halves fails untried, rather than hold every append up for a
+   * timeout per try.
    */
   const store = (group: ReadonlyArray<Pending>, split?: Split): Effect.Effect<void> =>
     Effect.gen(function*() {
       if (split?.giveUp !== undefined) return settle(group, split.giveUp)
       const exit = yield* Effect.exit(onConnection(Retried.ifRolledBack(insert(group))))
       if (Exit.isFailure(exit)) {
-        if (!Retried.isCancelled(Option.getOrUndefined(Cause.findErrorOption(exit.cause)))) return settle(group, exit)
+        const error = Option.getOrUndefined(Cause.findErrorOption(exit.cause))
+        if (!Retried.isCancelled(error) || group.length === 1) return settle(group, exit)
         const halves = split ?? { left: maxSplits, giveUp: undefined }
-        if (group.length === 1 || halves.left === 0) {
-          halves.giveUp = Exit.failCause(exit.cause)
+        if (halves.left === 0) {
+          halves.giveUp = Exit.fail(
+            new StorageFailure({
+              detail: `not stored, not tried: its group was cancelled for the server's statement_timeout, and so were its halves, ${maxSplits} times over (${
+                StorageFailures.describe(error)
+              })`
+            })
+          )
           return settle(group, exit)
         }
         halves.left--

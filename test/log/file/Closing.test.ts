@@ -176,7 +176,7 @@ describe("Writers: once the pool's scope has closed", () => {
           journal: undefined,
           maxLineBytes: 1024 * 1024,
           idle: Duration.minutes(5),
-          heldBack: []
+          heldBack: { locks: [], journalStays: () => false }
         }).pipe(Scope.provide(scope))
         yield* Scope.close(scope, Exit.void)
         const used = yield* Effect.exit(pool.use(session, () => Effect.succeed("written")))

@@ -545,6 +545,7 @@ describe("SessionLogFile options", () => {
         [{ directory, idleWriterTimeout: 0 }, "idleWriterTimeout"], // every writer closed at once, always
         [{ directory, idleWriterTimeout: "-1 minutes" }, "idleWriterTimeout"],
         [{ directory, idleWriterTimeout: Number.NaN }, "idleWriterTimeout"],
+        [{ directory, idleWriterTimeout: "1 nano" }, "idleWriterTimeout"], // a sweeper that never sleeps
         [{ directory, watch: { pollInterval: 0 } }, "pollInterval"] // a poll that never sleeps
       ]
       for (const [options, key] of bad) {

@@ -109,6 +109,21 @@ describe("SessionLogFile writers", () => {
       }).pipe(Effect.provide(NodeServices.layer)))
   }
 
+  it.live("another log's journal in the directory, of this same process, doesn't keep the lock: only this log's own would", () =>
+    Effect.gen(function*() {
+      const real = yield* FileSystem.FileSystem
+      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-writers-" })
+      const { layer, state } = breakingJournal()
+      const other = SessionLogFile.layerFileSystem({ directory, journal: true }).pipe(Layer.provide(NodeServices.layer))
+      yield* Effect.gen(function*() {
+        yield* Effect.flatMap(SessionLog.SessionLog, (log) => log.append(pinned, "x", "its own journal")).pipe(Effect.provide(other))
+        yield* failsReplayable(state, true).pipe(Effect.provide(layer(directory, real)))
+        const journals = (yield* real.readDirectory(directory)).filter((name) => name.endsWith(Journal.extension))
+        assert.lengthOf(journals, 1, "the other log's journal, still open")
+        assert.isFalse(yield* real.exists(lockOf(directory, used)), "released: this log's own journal was removed")
+      }).pipe(Effect.provide(other))
+    }).pipe(Effect.provide(NodeServices.layer)))
+
   it.live("a journal kept when the log closes keeps the lock of a session whose failed batch it may hold: taken over, and the journal replayed first, once this process is gone", () =>
     Effect.gen(function*() {
       const real = yield* FileSystem.FileSystem

@@ -292,19 +292,54 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql retries and read
       const hooks: PgTest.Hooks = { statement: (text, run) => isAppend(text) ? Effect.andThen(Effect.sync(() => statements++), run) : run }
       yield* Effect.gen(function*() {
         const log = yield* SessionLog.SessionLog
-        // The first goes alone; the 15 behind it gather: 15, 7, 3 and 1 are tried, and the 2, 4 and 8 left fail untried.
+        // The first goes alone; the 15 behind it gather, and are halved at most 4 times over.
         const appended = yield* Effect.forEach(
           Array.from({ length: 16 }, (_, i) => SessionId.decodeSync(`s${i}`)),
           (s) => Effect.exit(log.append(s, "n", {})),
           { concurrency: "unbounded" }
         )
-        for (const exit of appended) assert.include(failureOf(exit).message, "canceling statement due to statement timeout")
-        assert.isAtMost(statements, 6, "not every half tried, each holding every append up for a timeout")
+        for (const exit of appended) assert.match(failureOf(exit).message, /statement.timeout/)
+        assert.isTrue(appended.some((exit) => failureOf(exit).message.includes("not tried")), "the halves left once the halvings ran out")
+        assert.isAtMost(statements, 1 + 2 * 4 + 1, "not every half tried, each holding every append up for a timeout")
       }).pipe(
         Effect.ensuring(Deferred.succeed(release, undefined)),
         Effect.provide(PgTest.instance(table, hooks, undefined, timed))
       )
       yield* Fiber.join(holder)
+    }), 30_000)
+
+  it.live("a group cancelled for one batch too slow on its own: halved down to that batch, which alone fails", () =>
+    Effect.gen(function*() {
+      const table = yield* freshTable
+      const sizes: Array<number> = []
+      const gathered = yield* Latch.make()
+      const cancelled = new SqlError.SqlError({
+        reason: new SqlError.StatementTimeoutError({ cause: new Error("canceling statement due to statement timeout"), message: "cancelled" })
+      })
+      // A statement holding the session "big" is cancelled; the first waits until the rest have gathered behind it.
+      const hooks: PgTest.Hooks = {
+        statement: (text, run, args) =>
+          !isAppend(text) ? run : Effect.gen(function*() {
+            const rows: ReadonlyArray<{ readonly s: string }> = JSON.parse(String(args[0]))
+            sizes.push(rows.length)
+            if (sizes.length === 1) yield* gathered.await
+            return rows.some((row) => row.s === "big") ? yield* cancelled : yield* run
+          })
+      }
+      yield* Effect.gen(function*() {
+        const log = yield* SessionLog.SessionLog
+        const appending = yield* Effect.forkChild(Effect.forEach(
+          [...Array.from({ length: 15 }, (_, i) => `s${i}`), "big"].map((s) => SessionId.decodeSync(s)),
+          (s) => Effect.exit(log.append(s, "n", {})),
+          { concurrency: "unbounded" }
+        ), { startImmediately: true })
+        yield* Effect.sleep("200 millis")
+        yield* gathered.open
+        const appended = yield* Fiber.join(appending)
+        assert.isTrue(appended.slice(0, 15).every(Exit.isSuccess), "every other batch stored")
+        assert.include(failureOf(appended[15]!).message, "canceling statement due to statement timeout")
+        assert.deepStrictEqual(sizes, [1, 15, 7, 8, 4, 4, 2, 2, 1, 1])
+      }).pipe(Effect.provide(PgTest.instance(table, hooks)))
     }), 30_000)
 
   it.live("a big group cancelled each time is halved at most 4 times over, then what is left fails untried", () =>
@@ -336,6 +371,7 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql retries and read
         const appended = yield* Fiber.join(appending)
         for (const exit of appended) assert.include(failureOf(exit).message, "canceling statement due to statement timeout")
         assert.deepStrictEqual(sizes, [1, 63, 31, 15, 7, 3])
+        assert.include(failureOf(appended[63]!).message, "not tried", "the last half, never tried")
       }).pipe(Effect.provide(PgTest.instance(table, hooks)))
     }), 30_000)
 })
