@@ -47,12 +47,15 @@ export interface Hooks {
     run: Effect.Effect<unknown, SqlError.SqlError>,
     args: ReadonlyArray<unknown>
   ) => Effect.Effect<unknown, SqlError.SqlError>
+  /** Is handed the real client once the wrapper is built (for statements of the test's own, on a statement's connection). */
+  real?: (client: SqlClient.SqlClient) => void
   /** Runs around each whole transaction (BEGIN … COMMIT). */
   transaction?: <A, E, R>(run: Effect.Effect<A, E | SqlError.SqlError, R>) => Effect.Effect<A, E | SqlError.SqlError, R>
 }
 
 /** The real client, seen through `hooks`. */
 export const wrap = (real: SqlClient.SqlClient, hooks: Hooks): SqlClient.SqlClient => {
+  hooks.real?.(real)
   const sql = function(strings: unknown, ...args: Array<unknown>) {
     const statement = Reflect.apply(real, undefined, [strings, ...args])
     if (hooks.statement === undefined || !Array.isArray(strings)) return statement

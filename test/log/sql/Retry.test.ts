@@ -13,7 +13,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import { Deferred, Effect, Exit, Fiber, Latch, Layer, Redacted, Stream } from "effect"
-import { SqlError } from "effect/sql"
+import { type SqlClient, SqlError } from "effect/sql"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as SessionLogSql from "../../../src/log/sql/SessionLogSql.ts"
@@ -125,9 +125,20 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql retries and read
       const table = yield* freshTable
       const waits: Array<string> = []
       let built = false
+      // The transaction each statement after the wait runs in: the wait and the insert, one transaction.
+      const transactions: Array<string> = []
+      let client: SqlClient.SqlClient | undefined
+      const inTransaction = Effect.suspend(() => client!<{ readonly id: string }>`SELECT txid_current()::text AS id`).pipe(
+        Effect.map(([row]) => void transactions.push(row!.id))
+      )
       const hooks: PgTest.Hooks = {
+        real: (real) => void (client = real),
         statement: (text, run) =>
-          built && text.includes("pg_advisory_xact_lock(") ? Effect.andThen(Effect.sync(() => waits.push(text)), run) : run
+          built && text.includes("pg_advisory_xact_lock(")
+            ? Effect.andThen(Effect.sync(() => waits.push(text)), Effect.tap(run, () => inTransaction))
+            : built && waits.length > 0 && isAppend(text)
+            ? Effect.tap(run, () => inTransaction)
+            : run
       }
       const holding = yield* Deferred.make<void>()
       const release = yield* Latch.make(false)
@@ -162,6 +173,8 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql retries and read
           yield* release.open
           yield* Fiber.join(other)
           assert.strictEqual((yield* Fiber.join(append)).seq, 2)
+          assert.lengthOf(transactions, 2)
+          assert.strictEqual(transactions[0], transactions[1], "the wait for the lock and the insert, in one transaction")
           assert.deepStrictEqual(yield* rowsOf(table, session), [
             { seq: 0, data: { by: "b", i: 0 } },
             { seq: 1, data: { by: "a", i: 1 } },
