@@ -214,12 +214,8 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered
     }))
 
   it.live("callers inside transactions of their own, holding every connection of the pool, each appending: the appends fail, not stored, rather than wait forever", () =>
-    Effect.gen(function*() {
-      const table = yield* freshTable
-      const pooled = Layer.fresh(PgClient.layer({ url: Redacted.make(PgTest.url), maxConnections: 3 }))
-      yield* Effect.gen(function*() {
-        const log = yield* SessionLog.SessionLog
-        const sql = yield* SqlClient.SqlClient
+    onPoolOf(3, (log, sql, table) =>
+      Effect.gen(function*() {
         // Each caller holds a connection for its transaction while its append waits for one.
         const appended = yield* Effect.forEach(
           [0, 1, 2],
@@ -239,16 +235,11 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered
         assert.deepStrictEqual(stored.map((row) => row.session), succeeded, "a failed append was not stored")
         // The callers' transactions over, their connections are free again.
         assert.strictEqual((yield* log.append(id(`own-${failed[0]}`), "n", {})).seq, 0)
-      }).pipe(Effect.provide(SessionLogSql.layer({ table, connectionTimeout: "1 second" }).pipe(Layer.provideMerge(pooled))))
-    }), 30_000)
+      })), 30_000)
 
   it.live("a plain append's group waiting for a connection while callers in transactions hold them all and join its session, or another: none waits forever", () =>
-    Effect.gen(function*() {
-      const table = yield* freshTable
-      const pooled = Layer.fresh(PgClient.layer({ url: Redacted.make(PgTest.url), maxConnections: 3 }))
-      yield* Effect.gen(function*() {
-        const log = yield* SessionLog.SessionLog
-        const sql = yield* SqlClient.SqlClient
+    onPoolOf(3, (log, sql, table) =>
+      Effect.gen(function*() {
         const holding = yield* Latch.make()
         let held = 0
         const go = yield* Latch.make()
@@ -276,11 +267,7 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered
         assert.isTrue(Exit.isFailure(exits[0]!), "no connection came free for the plain caller's group")
         const stored = yield* sql<{ readonly n: number | bigint }>`SELECT count(*) AS n FROM ${sql(table)}`
         assert.strictEqual(Number(stored[0]!.n), exits.filter(Exit.isSuccess).length, "what failed was not stored")
-      }).pipe(
-        Effect.timeout("20 seconds"),
-        Effect.provide(SessionLogSql.layer({ table, connectionTimeout: "1 second" }).pipe(Layer.provideMerge(pooled)))
-      )
-    }), 30_000)
+      }).pipe(Effect.timeout("20 seconds"))), 30_000)
 
   it.live("a session another process holds, waited for on a connection of its own: the wait for that connection is bounded too", () =>
     Effect.gen(function*() {
@@ -371,3 +358,19 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql appends gathered
       }
     }).pipe(Effect.scoped), 60_000)
 })
+
+/**
+ * Runs `f` with a log over a fresh table whose client has a pool of `maxConnections` (the log's
+ * statements wait at most a second for one), and that client.
+ */
+const onPoolOf = <A, E>(
+  maxConnections: number,
+  f: (log: SessionLog.Service, sql: SqlClient.SqlClient, table: string) => Effect.Effect<A, E>
+) =>
+  Effect.gen(function*() {
+    const table = yield* freshTable
+    const pooled = Layer.fresh(PgClient.layer({ url: Redacted.make(PgTest.url), maxConnections }))
+    return yield* Effect.gen(function*() {
+      return yield* f(yield* SessionLog.SessionLog, yield* SqlClient.SqlClient, table)
+    }).pipe(Effect.provide(SessionLogSql.layer({ table, connectionTimeout: "1 second" }).pipe(Layer.provideMerge(pooled))))
+  })

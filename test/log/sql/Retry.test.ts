@@ -323,68 +323,54 @@ describe.skipIf(PgTest.skipReason !== undefined)("SessionLogSql retries and read
 
   it.live("a group cancelled for one batch too slow on its own: halved down to that batch, which alone fails", () =>
     Effect.gen(function*() {
-      const table = yield* freshTable
-      const sizes: Array<number> = []
-      const gathered = yield* Latch.make()
-      const cancelled = new SqlError.SqlError({
-        reason: new SqlError.StatementTimeoutError({ cause: new Error("canceling statement due to statement timeout"), message: "cancelled" })
-      })
-      // A statement holding the session "big" is cancelled; the first waits until the rest have gathered behind it.
-      const hooks: PgTest.Hooks = {
-        statement: (text, run, args) =>
-          !isAppend(text) ? run : Effect.gen(function*() {
-            const rows: ReadonlyArray<{ readonly s: string }> = JSON.parse(String(args[0]))
-            sizes.push(rows.length)
-            if (sizes.length === 1) yield* gathered.await
-            return rows.some((row) => row.s === "big") ? yield* cancelled : yield* run
-          })
-      }
-      yield* Effect.gen(function*() {
-        const log = yield* SessionLog.SessionLog
-        const appending = yield* Effect.forkChild(Effect.forEach(
-          [...Array.from({ length: 15 }, (_, i) => `s${i}`), "big"].map((s) => SessionId.decodeSync(s)),
-          (s) => Effect.exit(log.append(s, "n", {})),
-          { concurrency: "unbounded" }
-        ), { startImmediately: true })
-        yield* Effect.sleep("200 millis")
-        yield* gathered.open
-        const appended = yield* Fiber.join(appending)
-        assert.isTrue(appended.slice(0, 15).every(Exit.isSuccess), "every other batch stored")
-        assert.include(failureOf(appended[15]!).message, "canceling statement due to statement timeout")
-        assert.deepStrictEqual(sizes, [1, 15, 7, 8, 4, 4, 2, 2, 1, 1])
-      }).pipe(Effect.provide(PgTest.instance(table, hooks)))
+      const sessions = [...Array.from({ length: 15 }, (_, i) => `s${i}`), "big"]
+      const { appended, sizes } = yield* cancelledGroups(sessions, (rows) => rows.includes("big"))
+      assert.isTrue(appended.slice(0, 15).every(Exit.isSuccess), "every other batch stored")
+      assert.include(failureOf(appended[15]!).message, "canceling statement due to statement timeout")
+      assert.deepStrictEqual(sizes, [1, 15, 7, 8, 4, 4, 2, 2, 1, 1])
     }), 30_000)
 
   it.live("a big group cancelled each time is halved at most 4 times over, then what is left fails untried", () =>
     Effect.gen(function*() {
-      const table = yield* freshTable
-      const sizes: Array<number> = []
-      const gathered = yield* Latch.make()
-      const cancelled = new SqlError.SqlError({
-        reason: new SqlError.StatementTimeoutError({ cause: new Error("canceling statement due to statement timeout"), message: "cancelled" })
-      })
-      // Every group statement is cancelled; the first waits until the rest have gathered behind it.
-      const hooks: PgTest.Hooks = {
-        statement: (text, run, args) =>
-          !isAppend(text) ? run : Effect.gen(function*() {
-            sizes.push(JSON.parse(String(args[0])).length)
-            if (sizes.length === 1) yield* gathered.await
-            return yield* cancelled
-          })
-      }
-      yield* Effect.gen(function*() {
-        const log = yield* SessionLog.SessionLog
-        const appending = yield* Effect.forkChild(Effect.forEach(
-          Array.from({ length: 64 }, (_, i) => SessionId.decodeSync(`s${i}`)),
-          (s) => Effect.exit(log.append(s, "n", {})),
-          { concurrency: "unbounded" }
-        ), { startImmediately: true })
-        yield* Effect.sleep("200 millis")
-        yield* gathered.open
-        const appended = yield* Fiber.join(appending)
-        for (const exit of appended) assert.include(failureOf(exit).message, "canceling statement due to statement timeout")
-        assert.deepStrictEqual(sizes, [1, 63, 31, 15, 7, 3])
-        assert.include(failureOf(appended[63]!).message, "not tried", "the last half, never tried")
-      }).pipe(Effect.provide(PgTest.instance(table, hooks)))
+      const { appended, sizes } = yield* cancelledGroups(Array.from({ length: 64 }, (_, i) => `s${i}`), () => true)
+      for (const exit of appended) assert.include(failureOf(exit).message, "canceling statement due to statement timeout")
+      assert.deepStrictEqual(sizes, [1, 63, 31, 15, 7, 3])
+      assert.include(failureOf(appended[63]!).message, "not tried", "the last half, never tried")
     }), 30_000)
 })
+
+/**
+ * Appends to `sessions` at once through an instance whose group statements are cancelled, as for the
+ * server's statement_timeout, when `cancels` says so of their rows' sessions. The first goes alone
+ * and waits until the rest have gathered behind it. Answers each append's exit and the size of each
+ * group statement tried.
+ */
+const cancelledGroups = (sessions: ReadonlyArray<string>, cancels: (rows: ReadonlyArray<string>) => boolean) =>
+  Effect.gen(function*() {
+    const table = yield* freshTable
+    const sizes: Array<number> = []
+    const gathered = yield* Latch.make()
+    const cancelled = new SqlError.SqlError({
+      reason: new SqlError.StatementTimeoutError({ cause: new Error("canceling statement due to statement timeout"), message: "cancelled" })
+    })
+    const hooks: PgTest.Hooks = {
+      statement: (text, run, args) =>
+        !isAppend(text) ? run : Effect.gen(function*() {
+          const rows: ReadonlyArray<{ readonly s: string }> = JSON.parse(String(args[0]))
+          sizes.push(rows.length)
+          if (sizes.length === 1) yield* gathered.await
+          return cancels(rows.map((row) => row.s)) ? yield* cancelled : yield* run
+        })
+    }
+    const appended = yield* Effect.gen(function*() {
+      const log = yield* SessionLog.SessionLog
+      const appending = yield* Effect.forkChild(
+        Effect.forEach(sessions, (s) => Effect.exit(log.append(SessionId.decodeSync(s), "n", {})), { concurrency: "unbounded" }),
+        { startImmediately: true }
+      )
+      yield* Effect.sleep("200 millis")
+      yield* gathered.open
+      return yield* Fiber.join(appending)
+    }).pipe(Effect.provide(PgTest.instance(table, hooks)))
+    return { appended, sizes }
+  })
