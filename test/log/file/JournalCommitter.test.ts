@@ -493,59 +493,56 @@ describe("JournalCommitter", () => {
 
   it.effect("a committer's failed write that can't be cut breaks the journal: every later batch is refused, saying so", () =>
     Effect.gen(function*() {
-      const real = yield* FileSystem.FileSystem
-      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
-      let broken = false
-      // Once `broken`, the journal's writes and truncations fail.
-      const fs = failing(real, {
-        truncate: (p) => broken && p.endsWith(Journal.extension) ? systemError("EIO", "truncate", p) : undefined
-      })
-      const blocking = journalFailing(() => broken ? systemError("EIO", "writeAll", "journal") : undefined)
-      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, yield* Effect.scope, yield* Owner.self(real), {
-        checkpointBytes: 4 * 1024 * 1024,
-        io: BlockingIo.inPlace(blocking, BlockingIo.fromFileSystem(fs))
-      })
-      const session = yield* real.open(join(directory, "s.jsonl"), { flag: "a+" })
-      const line = Format.encodeLines(Format.entryLine("t", 0, 0, "{}"))
-      const chunk = (n: number) => ({ session: "s", file: session, offset: n * line.length, bytes: line })
+      const { chunk, committer, state } = yield* breakingCommitter((state) =>
+        journalFailing(() => state.broken ? systemError("EIO", "writeAll", "journal") : undefined)
+      )
       yield* committer.commit(chunk(0))
-      broken = true
+      state.broken = true
       const failed = StorageFailures.toError("append")(yield* Effect.flip(committer.commit(chunk(1))))
       assert.deepInclude(failed.reason, { _tag: "StorageFailure", kind: "IoError", maybeStored: true })
       assert.include(failed.message, "could not be cut back: this batch may still be replayed after a crash")
       assert.isTrue(PlatformError.isPlatformError(failed.cause), "the foreign error stays the cause")
-      broken = false
+      state.broken = false
       const refused = yield* Effect.flip(committer.commit(chunk(1)))
       assert.include(refused._tag === "StorageFailure" ? refused.detail : "", "can't be repaired after a failed write")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
   it.effect("a committer's write that dies of a defect and can't be cut: the batch fails as maybe stored, not as the bare defect", () =>
     Effect.gen(function*() {
-      const real = yield* FileSystem.FileSystem
-      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
-      let broken = false
-      const fs = failing(real, {
-        truncate: (p) => broken && p.endsWith(Journal.extension) ? systemError("EIO", "truncate", p) : undefined
-      })
-      const blocking: BlockingIo.Blocking = {
+      const { chunk, committer, state } = yield* breakingCommitter((state) => ({
         ...BlockingIo.node,
         writeAt: (fd, p, bytes, position) => {
           // A bug below the log: the call throws rather than answering its error.
-          if (broken && p.endsWith(Journal.extension)) throw new Error("the write's code threw")
+          if (state.broken && p.endsWith(Journal.extension)) throw new Error("the write's code threw")
           return BlockingIo.node.writeAt(fd, p, bytes, position)
         }
-      }
-      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, yield* Effect.scope, yield* Owner.self(real), {
-        checkpointBytes: 4 * 1024 * 1024,
-        io: BlockingIo.inPlace(blocking, BlockingIo.fromFileSystem(fs))
-      })
-      const session = yield* real.open(join(directory, "s.jsonl"), { flag: "a+" })
-      const line = Format.encodeLines(Format.entryLine("t", 0, 0, "{}"))
-      yield* committer.commit({ session: "s", file: session, offset: 0, bytes: line })
-      broken = true
-      const failed = StorageFailures.toError("append")(yield* Effect.flip(committer.commit({ session: "s", file: session, offset: line.length, bytes: line })))
+      }))
+      yield* committer.commit(chunk(0))
+      state.broken = true
+      const failed = StorageFailures.toError("append")(yield* Effect.flip(committer.commit(chunk(1))))
       assert.deepInclude(failed.reason, { _tag: "StorageFailure", maybeStored: true })
       assert.include(failed.message, "the write's code threw")
       assert.include(failed.message, "could not be cut back: this batch may still be replayed after a crash")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 })
+
+/**
+ * A committer over a fresh directory whose journal can't be truncated once `state.broken`, its calls
+ * made through `blocking` (which may look at `state` too); `chunk(n)`: the n-th line of a session file.
+ */
+const breakingCommitter = (blocking: (state: { broken: boolean }) => BlockingIo.Blocking) =>
+  Effect.gen(function*() {
+    const real = yield* FileSystem.FileSystem
+    const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
+    const state = { broken: false }
+    const fs = failing(real, {
+      truncate: (p) => state.broken && p.endsWith(Journal.extension) ? systemError("EIO", "truncate", p) : undefined
+    })
+    const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, yield* Effect.scope, yield* Owner.self(real), {
+      checkpointBytes: 4 * 1024 * 1024,
+      io: BlockingIo.inPlace(blocking(state), BlockingIo.fromFileSystem(fs))
+    })
+    const session = yield* real.open(join(directory, "s.jsonl"), { flag: "a+" })
+    const line = Format.encodeLines(Format.entryLine("t", 0, 0, "{}"))
+    return { committer, state, chunk: (n: number) => ({ session: "s", file: session, offset: n * line.length, bytes: line }) }
+  })
