@@ -10,7 +10,8 @@ import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
 import type * as Path from "effect/Path"
 import type * as PlatformError from "effect/PlatformError"
-import { Corrupt, Locked, type UnsafePath } from "../SessionLogError.ts"
+import * as StorageFailures from "../internal/storageFailure.ts"
+import { Corrupt, Locked, StorageFailure, type UnsafePath } from "../SessionLogError.ts"
 import * as Format from "./Format.ts"
 import * as Journal from "./Journal.ts"
 import * as Lock from "./Lock.ts"
@@ -79,7 +80,20 @@ export const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSyste
       const header = head === undefined ? undefined : Journal.parse(head)
       if (header?.owner.started === undefined || (yield* Owner.isAlive(fs, header.owner))) continue
     }
-    const bytes = yield* RegularFile.read(fs, journalPath, Number.MAX_SAFE_INTEGER).pipe(Effect.catch((error) => skip(journalPath, error)))
+    // A link or anything but a regular file is no journal this log wrote: skipped. A dead process's
+    // journal that can't be read may hold acknowledged appends, and appending without them could go
+    // where they belong: the recovery fails, saying so.
+    const bytes = yield* RegularFile.read(fs, journalPath, Number.MAX_SAFE_INTEGER).pipe(
+      Effect.catchTag("UnsafePath", (error) => skip(journalPath, error)),
+      Effect.mapError((error) =>
+        new StorageFailure({
+          kind: StorageFailures.fromError(error).kind,
+          detail: `${journalPath}, the journal of a process that is gone, can't be read (${
+            StorageFailures.describe(error)
+          }): the appends it acknowledged can't be replayed, and appending without them could go where they belong; make it readable (or remove it, giving them up)`
+        })
+      )
+    )
     if (bytes === undefined) continue
     const parsed = Journal.parse(bytes)
     if (parsed === undefined) {

@@ -5,7 +5,8 @@ import { Effect, FileSystem } from "effect"
 import * as SessionFile from "../../../src/log/file/Format.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
-import { open, readAll, session, withDirectory } from "./FileTest.ts"
+import { failureOf } from "../SessionLogConformance.ts"
+import { failing, open, openRaw, readAll, session, systemError, withDirectory } from "./FileTest.ts"
 import { appender } from "../../support/Executables.ts"
 
 const exited = (child: ChildProcess) =>
@@ -161,6 +162,35 @@ describe("Recovery: runs of a session's batches", () => {
         // removed theirs; power lost what the failed sync held (read back as zeros).
         yield* journal(directory, dead, "a", 9000, [{ offset: header.length, bytes: lost }])
         assert.deepStrictEqual((yield* recovered(directory, new Uint8Array(lost.length), durable)).seqs, [0, 1, 2, 3])
+      })
+    ))
+})
+
+describe("Recovery: a dead journal that can't be read", () => {
+  it.effect("an unreadable one fails the log's start, naming it: its acknowledged appends can't be replayed", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const dead = deadOwner(4_500_000, "dead-boot:5")
+        yield* journal(directory, dead, "a", 9000, [{ offset: header.length, bytes: lines(0, 2) }])
+        const path = `${directory}/${Journal.fileName(dead.pid, "a")}`
+        const fs = failing(yield* FileSystem.FileSystem, { open: (p) => p === path ? systemError("EACCES", "open", p) : undefined })
+        const error = failureOf(yield* Effect.exit(openRaw(directory, (log) => log.append(session, "x", 1), {}, fs)))
+        assert.deepInclude(error.reason, { _tag: "StorageFailure", kind: "PermissionDenied" })
+        assert.include(error.message, `${path}, the journal of a process that is gone, can't be read (permission denied (EACCES`)
+        assert.isTrue(yield* (yield* FileSystem.FileSystem).exists(path), "kept, for when it can be read")
+      })
+    ))
+
+  it.effect("a link named like a journal is no journal of the log's: skipped, the log opens", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const dead = deadOwner(4_600_000, "dead-boot:6")
+        yield* fs.writeFileString(`${directory}/elsewhere`, "not a journal")
+        yield* fs.symlink(`${directory}/elsewhere`, `${directory}/${Journal.fileName(dead.pid, "a")}`)
+        const appended = yield* openRaw(directory, (log) => log.append(session, "x", 1))
+        assert.strictEqual(appended.seq, 0)
+        assert.strictEqual(yield* fs.readFileString(`${directory}/elsewhere`), "not a journal", "nothing followed the link")
       })
     ))
 })
