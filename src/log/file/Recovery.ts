@@ -80,11 +80,13 @@ export const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSyste
       const header = head === undefined ? undefined : Journal.parse(head)
       if (header?.owner.started === undefined || (yield* Owner.isAlive(fs, header.owner))) continue
     }
-    // A link or anything but a regular file is no journal this log wrote: skipped. A dead process's
-    // journal that can't be read may hold acknowledged appends, and appending without them could go
-    // where they belong: the recovery fails, saying so.
+    // A link or anything but a regular file is no journal this log wrote: skipped. One gone since the
+    // listing was replayed and removed by another process's recovery. A dead process's journal that
+    // can't be read may hold acknowledged appends, and appending without them could go where they
+    // belong: the recovery fails, saying so.
     const bytes = yield* RegularFile.read(fs, journalPath, Number.MAX_SAFE_INTEGER).pipe(
       Effect.catchTag("UnsafePath", (error) => skip(journalPath, error)),
+      Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
       Effect.mapError((error) =>
         new StorageFailure({
           kind: StorageFailures.fromError(error).kind,

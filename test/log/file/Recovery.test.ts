@@ -181,6 +181,26 @@ describe("Recovery: a dead journal that can't be read", () => {
       })
     ))
 
+  it.effect("one gone between the listing and its reading (another process's recovery replayed and removed it): the log opens", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const real = yield* FileSystem.FileSystem
+        const dead = deadOwner(4_700_000, "dead-boot:7")
+        yield* journal(directory, dead, "a", 9000, [{ offset: header.length, bytes: lines(0, 2) }])
+        yield* real.writeFile(`${directory}/${SessionFile.fileName(session)}`, SessionFile.concat([header, lines(0, 2)]))
+        const path = `${directory}/${Journal.fileName(dead.pid, "a")}`
+        let listed = false
+        const fs = FileSystem.FileSystem.of({
+          ...real,
+          readDirectory: (p, options) =>
+            Effect.tap(real.readDirectory(p, options), () => listed ? Effect.void : Effect.andThen(real.remove(path), Effect.sync(() => listed = true)))
+        })
+        const appended = yield* openRaw(directory, (log) => log.append(session, "x", 1), {}, fs)
+        assert.isTrue(listed)
+        assert.strictEqual(appended.seq, 2)
+      })
+    ))
+
   it.effect("a link named like a journal is no journal of the log's: skipped, the log opens", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
