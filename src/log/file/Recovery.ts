@@ -9,9 +9,8 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
 import type * as Path from "effect/Path"
-import type * as PlatformError from "effect/PlatformError"
 import * as StorageFailures from "../internal/storageFailure.ts"
-import { Corrupt, Locked, StorageFailure, type UnsafePath } from "../SessionLogError.ts"
+import { Corrupt, Locked, StorageFailure } from "../SessionLogError.ts"
 import * as Format from "./Format.ts"
 import * as Journal from "./Journal.ts"
 import * as Lock from "./Lock.ts"
@@ -64,10 +63,22 @@ const headBytes = 4096
 export const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSystem, path: Path.Path, directory: string) {
   const names = yield* fs.readDirectory(directory)
   const journals: Array<Dead> = []
-  const skip = (journalPath: string, error: UnsafePath | PlatformError.PlatformError): Effect.Effect<undefined> =>
-    Effect.as(
-      Effect.logWarning(`SessionLogFile: ${journalPath} skipped: ${error._tag === "UnsafePath" ? error.detail : error.message}`),
-      undefined
+  // A link or anything but a regular file is no journal this log wrote: skipped. One gone since the
+  // listing was removed by its process or replayed and removed by another's recovery: nothing to do.
+  // One that can't be read may be a dead process's, holding acknowledged appends, and appending
+  // without them could go where they belong: the recovery fails, saying so, its error the cause.
+  const read = (journalPath: string, limit: number, why: string) =>
+    RegularFile.read(fs, journalPath, limit).pipe(
+      Effect.catchTag("UnsafePath", (error) =>
+        Effect.as(Effect.logWarning(`SessionLogFile: ${journalPath} skipped: ${error.detail}`), undefined)),
+      Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
+      Effect.mapError((error) => {
+        const reason = new StorageFailure({
+          kind: StorageFailures.fromError(error).kind,
+          detail: `the journal ${journalPath} can't be read (${StorageFailures.describe(error)})${why}: the appends it may have acknowledged can't be replayed, and appending without them could go where they belong; make it readable (or remove it, giving them up)`
+        })
+        return new StorageFailures.Worded({ reason, cause: error, message: reason.detail })
+      })
     )
   for (const name of names) {
     if (!name.startsWith(Journal.prefix) || !name.endsWith(Journal.extension)) continue
@@ -76,26 +87,11 @@ export const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSyste
     if (owner !== undefined && Owner.pidExists(owner)) {
       // A process with that pid runs: the journal is live unless its header names another process
       // that had the pid before (a pid reused after a crash).
-      const head = yield* RegularFile.read(fs, journalPath, headBytes).pipe(Effect.catch((error) => skip(journalPath, error)))
+      const head = yield* read(journalPath, headBytes, ", so whether its process is gone can't be told")
       const header = head === undefined ? undefined : Journal.parse(head)
       if (header?.owner.started === undefined || (yield* Owner.isAlive(fs, header.owner))) continue
     }
-    // A link or anything but a regular file is no journal this log wrote: skipped. One gone since the
-    // listing was replayed and removed by another process's recovery. A dead process's journal that
-    // can't be read may hold acknowledged appends, and appending without them could go where they
-    // belong: the recovery fails, saying so.
-    const bytes = yield* RegularFile.read(fs, journalPath, Number.MAX_SAFE_INTEGER).pipe(
-      Effect.catchTag("UnsafePath", (error) => skip(journalPath, error)),
-      Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
-      Effect.mapError((error) =>
-        new StorageFailure({
-          kind: StorageFailures.fromError(error).kind,
-          detail: `${journalPath}, the journal of a process that is gone, can't be read (${
-            StorageFailures.describe(error)
-          }): the appends it acknowledged can't be replayed, and appending without them could go where they belong; make it readable (or remove it, giving them up)`
-        })
-      )
-    )
+    const bytes = yield* read(journalPath, Number.MAX_SAFE_INTEGER, ", and its process is gone")
     if (bytes === undefined) continue
     const parsed = Journal.parse(bytes)
     if (parsed === undefined) {

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createInterface } from "node:readline"
-import { Effect, FileSystem } from "effect"
+import { Effect, FileSystem, PlatformError } from "effect"
 import * as SessionFile from "../../../src/log/file/Format.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
@@ -176,8 +176,24 @@ describe("Recovery: a dead journal that can't be read", () => {
         const fs = failing(yield* FileSystem.FileSystem, { open: (p) => p === path ? systemError("EACCES", "open", p) : undefined })
         const error = failureOf(yield* Effect.exit(openRaw(directory, (log) => log.append(session, "x", 1), {}, fs)))
         assert.deepInclude(error.reason, { _tag: "StorageFailure", kind: "PermissionDenied" })
-        assert.include(error.message, `${path}, the journal of a process that is gone, can't be read (permission denied (EACCES`)
+        assert.include(error.message, `the journal ${path} can't be read (permission denied (EACCES`)
+        assert.include(error.message, "and its process is gone: the appends it may have acknowledged can't be replayed")
+        assert.isTrue(PlatformError.isPlatformError(error.cause), "the file system's error stays the cause")
         assert.isTrue(yield* (yield* FileSystem.FileSystem).exists(path), "kept, for when it can be read")
+      })
+    ))
+
+  it.effect("one whose pid runs again (reused after a crash) and whose header can't be read: the log's start fails too", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        // This process has the pid now; the journal's owner was an earlier life of it.
+        const earlier = { pid: process.pid, started: "an-earlier-boot" }
+        yield* journal(directory, earlier, "b", 9000, [{ offset: header.length, bytes: lines(0, 2) }])
+        const path = `${directory}/${Journal.fileName(process.pid, "b")}`
+        const fs = failing(yield* FileSystem.FileSystem, { open: (p) => p === path ? systemError("EACCES", "open", p) : undefined })
+        const error = failureOf(yield* Effect.exit(openRaw(directory, (log) => log.append(session, "x", 1), {}, fs)))
+        assert.include(error.message, `the journal ${path} can't be read (permission denied (EACCES`)
+        assert.include(error.message, "so whether its process is gone can't be told")
       })
     ))
 
