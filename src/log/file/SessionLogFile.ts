@@ -50,7 +50,6 @@ import * as Tail from "./Tail.ts"
 import * as Writer from "./Writer.ts"
 import * as Writers from "./Writers.ts"
 
-/** A duration as `Duration` takes it: milliseconds, `"1 second"`, a `Duration`… */
 /**
  * Where the session files are, how appends are made durable, and the longest line read; validated
  * when the layer is built (and by `verify` and `repair`).
