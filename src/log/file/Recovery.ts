@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
 import type * as Path from "effect/Path"
 import * as StorageFailures from "../internal/storageFailure.ts"
-import { Corrupt, Locked, StorageFailure } from "../SessionLogError.ts"
+import { Corrupt, Locked } from "../SessionLogError.ts"
 import * as Format from "./Format.ts"
 import * as Journal from "./Journal.ts"
 import * as Lock from "./Lock.ts"
@@ -72,13 +72,13 @@ export const deadJournals = Effect.fnUntraced(function*(fs: FileSystem.FileSyste
       Effect.catchTag("UnsafePath", (error) =>
         Effect.as(Effect.logWarning(`SessionLogFile: ${journalPath} skipped: ${error.detail}`), undefined)),
       Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
-      Effect.mapError((error) => {
-        const reason = new StorageFailure({
-          kind: StorageFailures.fromError(error).kind,
-          detail: `the journal ${journalPath} can't be read (${StorageFailures.describe(error)})${why}: the appends it may have acknowledged can't be replayed, and appending without them could go where they belong; make it readable (or remove it, giving them up)`
-        })
-        return new StorageFailures.Worded({ reason, cause: error, message: reason.detail })
-      })
+      Effect.mapError((error) =>
+        StorageFailures.reworded(
+          error,
+          (said) =>
+            `the journal ${journalPath} can't be read (${said})${why}: the appends it may have acknowledged can't be replayed, and appending without them could go where they belong; make it readable (or remove it, giving them up)`
+        )
+      )
     )
   for (const name of names) {
     if (!name.startsWith(Journal.prefix) || !name.endsWith(Journal.extension)) continue

@@ -76,16 +76,22 @@ const asStorageFailure = (failure: unknown): StorageFailure =>
 export const describe = (failure: unknown): string => asStorageFailure(failure).detail
 
 /**
+ * `failure` as a storage failure of its kind, said in the log's words (`detail`, given what the
+ * failure says); a foreign error stays the cause.
+ */
+export const reworded = (failure: unknown, detail: (said: string) => string, maybeStored?: true): Worded => {
+  const said = asStorageFailure(failure)
+  const foreign = failure instanceof Worded ? failure.cause : failure instanceof Error ? failure : undefined
+  const reason = new StorageFailure({ kind: said.kind, detail: detail(said.detail), ...(maybeStored ? { maybeStored } : {}) })
+  return new Worded({ reason, cause: foreign, message: reason.detail })
+}
+
+/**
  * A failed append that could not be undone, so it may still appear in the log: `failure` as a storage
  * failure of its kind marked `maybeStored`, its detail followed by `more` (what may stay, where); a
  * foreign error stays the cause.
  */
-export const maybeStored = (failure: unknown, more: string): Worded => {
-  const said = asStorageFailure(failure)
-  const foreign = failure instanceof Worded ? failure.cause : failure instanceof Error ? failure : undefined
-  const reason = new StorageFailure({ kind: said.kind, detail: `${said.detail}${more}`, maybeStored: true })
-  return new Worded({ reason, cause: foreign, message: reason.detail })
-}
+export const maybeStored = (failure: unknown, more: string): Worded => reworded(failure, (said) => `${said}${more}`, true)
 
 /** Whether a failure is one `maybeStored` worded: what failed may still appear in the log. */
 export const isMaybeStored = (failure: unknown): boolean => failure instanceof Worded && failure.reason.maybeStored === true
