@@ -11,7 +11,7 @@
  * answered after it, and later ones refused: none waits forever.
  *
  * A journal is written ahead with zeros (`JournalFile.firstAhead` when it is opened, then
- * `aheadChunk` more, by the committer, each time its records come within `aheadMargin` of the
+ * `aheadChunk` more, in pieces, by the committer, each time its records come within `aheadMargin` of the
  * zeros' end, up to its checkpoint size), and batches overwrite them in place: a lone batch's
  * commit is then an fdatasync that flushes its data alone, with no file-system journal commit for a
  * file that grew or whose times changed. That is what makes its commit cheaper than a bare append + fsync of a session file
@@ -28,6 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
 import type * as Path from "effect/Path"
+import type * as PlatformError from "effect/PlatformError"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
@@ -158,14 +159,9 @@ export const make = Effect.fnUntraced(function*(
     }
     if (!aheadDue(generation)) return Effect.void
     const cuts = generation.cuts
-    // Where the records end is read while busy, so no lone batch writes past it before the zeros do.
-    const written = writing(Effect.suspend(() => {
-      // From where the records end, if a batch went past the zeros: never over a record.
-      const from = Math.max(generation.ahead, generation.size)
-      const to = Math.min(from + JournalFile.aheadChunk, options.checkpointBytes)
-      return Effect.as(options.io.writeAt(generation.file, generation.path, new Uint8Array(to - from), from), to)
-    }))
-    return Effect.flatMap(written, (to) =>
+    const to = Math.min(Math.max(generation.ahead, generation.size) + JournalFile.aheadChunk, options.checkpointBytes)
+    const writeAt = (bytes: Uint8Array, at: number) => options.io.writeAt(generation.file, generation.path, bytes, at)
+    return Effect.andThen(JournalFile.writeAhead<PlatformError.PlatformError>(generation, to, writeAt, writing), () =>
       Effect.map(options.io.sync(generation.file, generation.path), () => {
         // Unless a failed batch was cut meanwhile, taking the zeros with it.
         if (generation.cuts === cuts) generation.ahead = to

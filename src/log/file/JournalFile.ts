@@ -22,6 +22,11 @@ export const firstAhead = 256 * 1024
 /** Zeros the committer adds once the records come within `aheadMargin` of where they end. */
 export const aheadChunk = 1024 * 1024
 export const aheadMargin = 128 * 1024
+/**
+ * The committer writes those zeros this much at a time, letting the event loop turn between pieces: a
+ * megabyte at once held it ~0.2 ms, and up to 4 ms while the kernel wrote back dirty pages.
+ */
+export const aheadPiece = 64 * 1024
 
 /** A journal file and what it holds. */
 export interface JournalFile {
@@ -65,6 +70,31 @@ export const notCutBack = (generation: JournalFile) => (failure: unknown): Stora
  */
 export const notCutBackCause = (generation: JournalFile) => <E>(cause: Cause.Cause<E>): Cause.Cause<StorageFailures.Worded> =>
   Cause.hasFails(cause) ? Cause.map(cause, notCutBack(generation)) : Cause.fail(notCutBack(generation)(Cause.squash(cause)))
+
+/**
+ * Writes zeros in `generation` up to `to`, `aheadPiece` at a time, each piece as the journal's one
+ * writer (`exclusive`) and the event loop free between them, so that lone batches commit meanwhile.
+ * Each piece starts where the records end if a batch went past the zeros (read while exclusive: never
+ * over a record).
+ */
+export const writeAhead = <E>(
+  generation: JournalFile,
+  to: number,
+  writeAt: (bytes: Uint8Array, position: number) => Effect.Effect<void, E>,
+  exclusive: <A>(write: Effect.Effect<A, E>) => Effect.Effect<A, E>
+): Effect.Effect<void, E> => {
+  const pieces = (end: number): Effect.Effect<void, E> =>
+    Effect.flatMap(
+      exclusive(Effect.suspend(() => {
+        const from = Math.max(end, generation.size)
+        const until = Math.min(from + aheadPiece, to)
+        if (from >= to) return Effect.succeed(to)
+        return Effect.as(writeAt(new Uint8Array(until - from), from), until)
+      })),
+      (until) => until >= to ? Effect.void : Effect.andThen(Effect.yieldNow, pieces(until))
+    )
+  return pieces(generation.ahead)
+}
 
 /**
  * Creates a journal in `directory`, its file open in a scope forked from `files`, written ahead to
