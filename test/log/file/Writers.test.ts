@@ -4,11 +4,12 @@
  */
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FileSystem, Layer, PlatformError, Stream } from "effect"
+import { Effect, Exit, FileSystem, Layer, PlatformError, Scope, Stream } from "effect"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 import * as Format from "../../../src/log/file/Format.ts"
 import * as IoThread from "../../../src/log/file/IoThread.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
+import * as Lock from "../../../src/log/file/Lock.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as Writers from "../../../src/log/file/Writers.ts"
@@ -159,4 +160,26 @@ describe("SessionLogFile writers", () => {
       }).pipe(Effect.provide(plain))
       assert.deepStrictEqual(read, ["one", "two, failed", "three"], "the failed batch appears, as its failure said it might")
     }).pipe(Effect.provide(NodeServices.layer)))
+
+  for (const journalStays of [false, true]) {
+    it.live(`held-back locks close each on its own: one whose close fails leaves the others ${journalStays ? "kept, as the journal stays" : "released"}, and the log's close goes on`, () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-writers-" })
+        const self = yield* Owner.self(fs)
+        const log = yield* Scope.make()
+        const heldBack = yield* Writers.holdBack.pipe(Scope.provide(log))
+        heldBack.journalStays = () => journalStays
+        for (const session of ["first", "second"]) {
+          const scope = yield* Scope.make()
+          const lock = yield* Lock.acquire(fs, lockOf(directory, session), self).pipe(Scope.provide(scope))
+          // Its descriptor's close dies (`FileSystem` closes with `orDie`).
+          if (session === "first") yield* Scope.addFinalizer(scope, Effect.die("the lock's descriptor could not be closed"))
+          heldBack.locks.push({ lock, scope })
+        }
+        const closed = yield* Effect.exit(Scope.close(log, Exit.void))
+        assert.isTrue(Exit.isSuccess(closed), "the log closes all the same")
+        assert.strictEqual(yield* fs.exists(lockOf(directory, "second")), journalStays, journalStays ? "kept" : "released")
+      }).pipe(Effect.provide(NodeServices.layer)))
+  }
 })
