@@ -20,8 +20,10 @@
  * One writer of the journal at a time: the committer's writes (a store, zeros written ahead) may
  * yield while their calls go through the thread pool, so it marks the journal busy meanwhile; a
  * blocking commit runs start to end without yielding, so nothing interleaves with it, and it only
- * runs while not busy. Upkeep otherwise leaves lone batches free: while the zeros are synced, or the
- * next journal is opened, they go on committing themselves, in the journal they find current.
+ * runs while not busy. Upkeep otherwise leaves lone batches free: between the pieces of zeros, or
+ * while the next journal is opened, they go on committing themselves, in the journal they find
+ * current. A journal in use is synced only by its one writer (a commit, or the cut after a failed
+ * one): never by two at once.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -161,11 +163,13 @@ export const make = Effect.fnUntraced(function*(
     const cuts = generation.cuts
     const to = Math.min(Math.max(generation.ahead, generation.size) + JournalFile.aheadChunk, options.checkpointBytes)
     const writeAt = (bytes: Uint8Array, at: number) => options.io.writeAt(generation.file, generation.path, bytes, at)
-    return Effect.andThen(JournalFile.writeAhead<PlatformError.PlatformError>(generation, to, writeAt, writing), () =>
-      Effect.map(options.io.sync(generation.file, generation.path), () => {
-        // Unless a failed batch was cut meanwhile, taking the zeros with it.
-        if (generation.cuts === cuts) generation.ahead = to
-      })).pipe(
+    // Not synced on their own: the next commit's sync flushes them with its record. A sync of them
+    // beside a lone batch's, on the same descriptor, could take the report of a failed write-back
+    // of that batch's record (Linux reports it to one sync), and the batch be acknowledged.
+    return Effect.map(JournalFile.writeAhead<PlatformError.PlatformError>(generation, to, writeAt, writing), () => {
+      // Unless a failed batch was cut meanwhile, taking the zeros with it.
+      if (generation.cuts === cuts) generation.ahead = to
+    }).pipe(
       // Batches past the zeros grow the file instead: as durable, only slower to sync.
       Effect.catch((error) => Effect.logWarning(`SessionLogFile: ${generation.path} not written ahead: ${error.message}`))
     )

@@ -368,6 +368,8 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
           Effect.gen(function*() {
             // Past the first zeros' end less the margin (256 - 128 KiB), in lone batches of ~2 KiB.
             for (let i = 0; i < 80; i++) yield* append(session, { i, pad })
+            yield* journalPast(directory, JournalFile.firstAhead + JournalFile.aheadChunk - 1)
+            yield* append(session, { after: "the zeros" })
             return yield* journalPast(directory, JournalFile.firstAhead + JournalFile.aheadChunk - 1)
           }).pipe(Effect.provide(NodeServices.layer)))
         assert.strictEqual(onDisk.length, JournalFile.firstAhead + JournalFile.aheadChunk, "one chunk more was written ahead")
@@ -384,10 +386,15 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
           end += events[i]!.bytes!
         }
         assert.strictEqual(end, JournalFile.firstAhead + JournalFile.aheadChunk, "a chunk in all")
-        assert.isAtLeast(findBetween(events, pieces.at(-1)! + 1, events.length, (e) => e.op === "sync" && e.path === journal), 0, "and were synced")
+        // Made durable by the next commit's own sync, with its record: never synced by the committer
+        // beside lone batches' syncs (a failed write-back is reported to one sync of a descriptor).
+        const syncs = events.slice(pieces[0]!).filter((e) => e.op === "sync" && e.path === journal)
+        assert.isAbove(syncs.length, 0)
+        assert.isTrue(syncs.every((e) => e.blocking === true), "every sync since the zeros began a lone batch's commit")
+        assert.isAbove(findBetween(events, pieces.at(-1)! + 1, events.length, (e) => e.op === "sync" && e.path === journal), pieces.at(-1)!)
         const parsed = Journal.parse(onDisk)!
         assert.isUndefined(parsed.stoppedAt)
-        assert.strictEqual(parsed.records.length, 80, "every record is whole: none was written over")
+        assert.strictEqual(parsed.records.length, 81, "every record is whole: none was written over")
       }))
 
     it.effect("journal mode: a batch larger than the zeros left grows the journal, and the zeros written next follow it", () =>
