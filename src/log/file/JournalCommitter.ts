@@ -33,9 +33,9 @@ import type * as Path from "effect/Path"
 import type * as PlatformError from "effect/PlatformError"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
-import * as Semaphore from "effect/Semaphore"
 import { StorageFailure } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
+import * as Coverage from "./Coverage.ts"
 import type * as IoCalls from "./IoCalls.ts"
 import * as IoThread from "./IoThread.ts"
 import * as Journal from "./Journal.ts"
@@ -72,6 +72,10 @@ export interface Committer {
   readonly release: (file: FileSystem.File) => Effect.Effect<void>
   /** Once the log has closed: whether one of its journals stays on disk (for recovery, or not removable). */
   readonly kept: () => boolean
+  /** Syncs a session file (cutting a failed batch): one at a time with the journals' syncs of it (see `Coverage`). */
+  readonly sync: (file: FileSystem.File) => Effect.Effect<void, PlatformError.PlatformError>
+  /** A blocking sync of a session file failed: every journal holding its batches stays, for recovery (see `Coverage`). */
+  readonly syncFailed: (file: FileSystem.File, why: string) => void
 }
 
 type Generation = JournalFile.JournalFile
@@ -100,20 +104,11 @@ export const make = Effect.fnUntraced(function*(
     JournalFile.open(fs, path, directory, self, files, Math.min(options.checkpointBytes, JournalFile.firstAhead)),
     (generation) => Effect.sync(() => generations.add(generation))
   )
-  // Session files' syncs by a writer closing and by a retiring journal, one at a time: a write-back
-  // error is reported to one sync of an open file, so two at once could see it once, and the other
-  // take the file for durable.
-  const syncing = yield* Semaphore.make(1)
-  /** Syncs a session file the journals cover; if it fails, every journal covering it stays for recovery. */
-  const syncCovered = (f: FileSystem.File) =>
-    syncing.withPermit(Effect.tapError(f.sync, (error) =>
-      Effect.sync(() =>
-        generations.forEach((generation) => {
-          if (generation.dirty.has(f)) generation.unsyncable ??= `a session file it covers could not be synced (${error.message})`
-        })
-      )))
+  // Batches handed over so far: each one's id.
+  let handed = 0
+  const coverage = yield* Coverage.make(generations, () => handed)
   const retire = (generation: Generation) =>
-    JournalFile.retire(fs, directory, generation, () => generations.delete(generation), syncCovered)
+    JournalFile.retire(fs, directory, generation, () => generations.delete(generation), coverage.sync)
 
   let current = yield* openGeneration
   let broken: StorageFailure | undefined
@@ -125,9 +120,9 @@ export const make = Effect.fnUntraced(function*(
   let upkeepRequested = false
 
   /** After records are durable in a generation: it has grown, and covers their session files. */
-  const stored = (generation: Generation, batch: ReadonlyArray<Batch>, bytes: number) => {
+  const stored = (generation: Generation, batch: ReadonlyArray<Coverage.Stored>, bytes: number) => {
     generation.size += bytes
-    for (const chunk of batch) generation.dirty.add(chunk.file)
+    coverage.stored(generation, batch)
   }
 
   const checkpointDue = (generation: Generation) => generation.size >= options.checkpointBytes
@@ -189,7 +184,7 @@ export const make = Effect.fnUntraced(function*(
   }
 
   /** Writes chunks to the journal with one write and syncs it; a failed write is cut. The committer's. */
-  const store = (batch: ReadonlyArray<Batch>, io: BlockingIo.Io): Effect.Effect<void, Error> =>
+  const store = (batch: ReadonlyArray<Chunk>, io: BlockingIo.Io): Effect.Effect<void, Error> =>
     Effect.gen(function*() {
       if (broken !== undefined) return yield* Effect.fail(broken)
       const generation = current
@@ -257,7 +252,6 @@ export const make = Effect.fnUntraced(function*(
       return Effect.andThen(answer(batch), upkeep)
     }).pipe(Effect.uninterruptible)
 
-  let handed = 0
   // The appending fiber waits for the round that stores its chunk: no Deferred, no effect to offer.
   const handOver = (chunk: Batch, write: IoCalls.Write | undefined) =>
     Effect.callback<IoCalls.Answer, Error>((resume) => {
@@ -290,7 +284,9 @@ export const make = Effect.fnUntraced(function*(
     idle,
     commitBlocking: storeBlocking,
     // Its file closes next: if it can't be synced, the journals covering it stay (see `JournalFile.unsyncable`).
-    release: (f) => Effect.ignore(Effect.andThen(syncCovered(f), Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f))))),
+    release: (f) => Effect.ignore(Effect.andThen(coverage.sync(f), Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f))))),
+    sync: coverage.sync,
+    syncFailed: coverage.failed,
     kept: () => kept
   } satisfies Committer
 })

@@ -21,10 +21,10 @@ import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
 import * as PlatformError from "effect/PlatformError"
 import * as Result from "effect/Result"
-import * as StorageFailures from "../internal/storageFailure.ts"
 import type * as SessionLog from "../SessionLog.ts"
 import { OwnershipLost } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
+import * as Cut from "./Cut.ts"
 import * as Format from "./Format.ts"
 import * as IoCalls from "./IoCalls.ts"
 import type * as JournalCommitter from "./JournalCommitter.ts"
@@ -89,19 +89,6 @@ const advance = (writer: Writer, start: Scanner.Position, entries: number, bytes
 }
 
 /**
- * A failed batch that could not be cut. Where the file ends is unknown now: appending after bytes that
- * may hold it would repeat its seqs. The writer stops; reads and the next open keep its whole lines,
- * so the append fails as the storage failure it was (its kind kept), saying they may appear.
- */
-const uncut = (writer: Writer, failure: unknown, cutFailure: unknown): StorageFailures.Worded => {
-  lose(writer, new OwnershipLost({ path: writer.path, detail: "a failed write could not be cut from the file; reopening the log repairs it" }))
-  return StorageFailures.maybeStored(
-    failure,
-    `; the failed batch could not be removed from ${writer.path} (${StorageFailures.describe(cutFailure)}), so some or all of it may appear when the session is read; this writer stops until the log is reopened`
-  )
-}
-
-/**
  * Writes a batch after the writer's end and makes it durable, through `io`: each call an effect, the
  * fsync (or the journal's committer) through the thread pool; where blocking calls are turned off, or
  * a file has no descriptor (see `appendShared`). Answers the seq of its first entry. A batch that fails
@@ -124,7 +111,7 @@ export const append = Effect.fnUntraced(function*(
     ? Effect.mapError(io.sync(writer.file, writer.path), atPath)
     : journal.commit({ session, file: writer.file, offset: start.offset, bytes })
   const written = yield* Effect.exit(Effect.andThen(Effect.mapError(io.write(writer.file, writer.path, bytes), atPath), durable))
-  if (Exit.isFailure(written)) return yield* cutThenFail(writer, start, written.cause)
+  if (Exit.isFailure(written)) return yield* Cut.thenFail(writer, start, written.cause, journal)
   // Durable, but in the file the path names, where this writer's batch ends? If not, it is not
   // acknowledged, and nothing is cut: the file may hold another writer's acknowledged lines.
   const problem = yield* io.lstat(writer.path).pipe(
@@ -184,13 +171,6 @@ const finish = (
   return Result.succeed(advance(writer, start, entries, bytes))
 }
 
-/** Not durable: the batch is cut from the session file (see `append`), with blocking calls; answers what it fails with. */
-const cutBlocking = (writer: Writer, fd: number, start: Scanner.Position, blocking: BlockingIo.Blocking, failed: Failure): Failure => {
-  writer.replayable ||= StorageFailures.isMaybeStored(failed)
-  const cutFailure = blocking.truncate(fd, writer.path, start.offset) ?? blocking.sync(fd, writer.path)
-  return cutFailure === undefined ? failed : uncut(writer, failed, cutFailure)
-}
-
 /**
  * The same steps as `append`, at once, with blocking calls on the calling thread, for a lone batch:
  * the seq of its first entry or the failure, once durable (or not); `undefined`, having done
@@ -214,7 +194,7 @@ export const appendNow = (
     (journal === undefined
       ? named(blocking.sync(fd, writer.path))
       : journal.commitBlocking({ session, file: writer.file, offset: start.offset, bytes }, blocking))
-  if (failed !== undefined) return Result.fail(cutBlocking(writer, fd, start, blocking, failed))
+  if (failed !== undefined) return Result.fail(Cut.blocking(writer, fd, start, blocking, failed, journal))
   return finish(writer, fd, start, batch.length, bytes.length, blocking, true)
 }
 
@@ -235,7 +215,7 @@ export const appendShared = (
   Effect.suspend(() => {
     const fd = BlockingIo.descriptorOf(writer.file)
     if (blocking === undefined || fd === undefined) return append(session, writer, batch, io, journal)
-    if (journal?.commitWriting !== undefined) return appendThrough(session, writer, batch, fd, journal.commitWriting)
+    if (journal?.commitWriting !== undefined) return appendThrough(session, writer, batch, fd, journal, journal.commitWriting)
     const begun = begin(writer, batch, blocking)
     if (Result.isFailure(begun)) return Effect.fail(begun.failure)
     const { bytes, start } = begun.success
@@ -248,15 +228,7 @@ export const appendShared = (
     return Effect.flatMap(Effect.exit(durable), (exit) =>
       Exit.isSuccess(exit)
         ? Effect.fromResult(finish(writer, fd, start, batch.length, bytes.length, blocking, false))
-        : cutThenFail(writer, start, exit.cause))
-  })
-
-/** Not durable: the batch is cut from the session file through `FileSystem`, then fails; if it can't be cut, see `uncut`. */
-const cutThenFail = <E>(writer: Writer, start: Scanner.Position, cause: Cause.Cause<E>): Effect.Effect<never, E | StorageFailures.Worded> =>
-  Effect.suspend(() => {
-    writer.replayable ||= StorageFailures.isMaybeStored(Cause.squash(cause))
-    return Effect.flatMap(Effect.exit(Effect.andThen(writer.file.truncate(start.offset), writer.file.sync)), (cut): Effect.Effect<never, E | StorageFailures.Worded> =>
-      Exit.isFailure(cut) ? Effect.fail(uncut(writer, Cause.squash(cause), Cause.squash(cut.cause))) : Effect.failCause(cause))
+        : Cut.thenFail(writer, start, exit.cause, journal))
   })
 
 /**
@@ -268,6 +240,7 @@ const appendThrough = (
   writer: Writer,
   batch: ReadonlyArray<SessionLog.Prepared>,
   fd: number,
+  journal: JournalCommitter.Committer,
   commitWriting: NonNullable<JournalCommitter.Committer["commitWriting"]>
 ): Effect.Effect<number, Failure> => {
   if (writer.lost !== undefined) return Effect.fail(writer.lost)
@@ -276,13 +249,13 @@ const appendThrough = (
   const write = { fd, path, lock: lock.path, lockDev: lock.dev, lockIno: lock.ino }
   const committed = commitWriting({ session, file: writer.file, offset: start.offset, bytes, write })
   return Effect.flatMap(Effect.exit(committed), (exit): Effect.Effect<number, Failure> => {
-    if (Exit.isFailure(exit)) return cutThenFail(writer, start, exit.cause)
+    if (Exit.isFailure(exit)) return Cut.thenFail(writer, start, exit.cause, journal)
     const outcome = exit.value
     if (outcome._tag === "LockFailed") return Effect.fail(IoCalls.toPlatformError(outcome.fault, lock.path))
     // The thread compared the lock's identity as `verify` does: it finds the same.
     const replaced = () => new OwnershipLost({ path: lock.path, detail: "was replaced while this process held it" })
     if (outcome._tag === "LockNotHeld") return Effect.fail(lose(writer, lock.verify(outcome.found) ?? replaced()))
-    if (outcome._tag === "WriteFailed") return cutThenFail(writer, start, Cause.fail(IoCalls.toPlatformError(outcome.fault, path)))
+    if (outcome._tag === "WriteFailed") return Cut.thenFail(writer, start, Cause.fail(IoCalls.toPlatformError(outcome.fault, path)), journal)
     const problem = outcome.fault !== undefined ? uncheckable(outcome.fault) : displacement(writer, outcome.found, start.offset + bytes.length)
     if (problem !== undefined) return Effect.fail(lose(writer, new OwnershipLost({ path, detail: problem })))
     return Effect.succeed(advance(writer, start, batch.length, bytes.length))

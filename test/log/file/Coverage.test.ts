@@ -1,0 +1,242 @@
+/**
+ * Which journals cover which session files, when a sync of one fails. Linux reports a failed
+ * write-back of a file's dirty pages ONCE per open file description, to the next fsync/fdatasync made
+ * through it (errseq); a later sync returns success although the data never reached the disk. These
+ * tests model that with a fake whose sync reports an armed error once, and check that a session file
+ * whose sync reported such an error is never trusted afterwards for acknowledged appends written before
+ * that sync: their journal stays, for recovery. (Found by a second reader; each test failed before.)
+ */
+import { NodeServices } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, FileSystem, Layer, Logger, Path, Scope } from "effect"
+import { basename, join } from "node:path"
+import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
+import * as Format from "../../../src/log/file/Format.ts"
+import * as Journal from "../../../src/log/file/Journal.ts"
+import * as JournalCommitter from "../../../src/log/file/JournalCommitter.ts"
+import * as Owner from "../../../src/log/file/Owner.ts"
+import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import * as Writers from "../../../src/log/file/Writers.ts"
+import * as SessionLog from "../../../src/log/SessionLog.ts"
+import { fileOf, openRaw, session, systemError, withDirectory } from "./FileTest.ts"
+
+const journalsIn = (fs: FileSystem.FileSystem, directory: string) =>
+  Effect.map(fs.readDirectory(directory), (names) => names.filter((name) => name.endsWith(Journal.extension)).sort())
+
+/**
+ * The real file system, but a write-back failure can be armed for a path: the next sync of a file
+ * opened at that path (through any descriptor) reports EIO, once; the syncs after it succeed, as
+ * Linux's do.
+ */
+const errseq = (real: FileSystem.FileSystem) => {
+  const armed = new Set<string>()
+  const reported: Array<string> = []
+  const fs = FileSystem.FileSystem.of({
+    ...real,
+    open: (path, o) =>
+      Effect.map(real.open(path, o), (file) =>
+        Object.create(file, {
+          sync: {
+            get: () =>
+              Effect.suspend(() => {
+                if (!armed.delete(path)) return file.sync
+                reported.push(path)
+                return Effect.fail(systemError("EIO", "sync", path))
+              })
+          }
+        }))
+  })
+  return { fs, reported, arm: (path: string) => armed.add(path) }
+}
+
+describe("Coverage: write-back errors reported once (errseq)", () => {
+  it.effect(
+    "journal mode: when the cut of a failed batch takes the session file's write-back error, the journal holding an earlier acknowledged append stays, though later syncs of the file succeed",
+    () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          const real = yield* FileSystem.FileSystem
+          const wb = errseq(real)
+          const sessionFile = fileOf(directory)
+          let journalPath = ""
+          const second = yield* openRaw(directory, (log) =>
+            Effect.gen(function*() {
+              // Acknowledged: durable in the journal; its line is in the session file's page cache only.
+              yield* log.append(session, "t", { n: 0 })
+              ;journalPath = join(directory, (yield* journalsIn(real, directory))[0]!)
+              // The disk fails: the write-back of the session file's dirty pages (the acknowledged
+              // line) fails, and so does the journal's next sync.
+              wb.arm(sessionFile)
+              wb.arm(journalPath)
+              return yield* Effect.exit(log.append(session, "t", { n: 1 }))
+            }), { journal: true }, wb.fs)
+          assert.isTrue(Exit.isFailure(second), "the second append failed")
+          assert.deepStrictEqual(
+            wb.reported.slice().sort(),
+            [journalPath, sessionFile].sort(),
+            "the session file's write-back error was reported, once, to the cut of the failed batch"
+          )
+          // The acknowledged append's line never reached the disk: only the journal holds it.
+          assert.include(
+            yield* journalsIn(real, directory),
+            journalPath.slice(directory.length + 1),
+            "the journal holding the acknowledged append stays, for recovery to replay"
+          )
+        })
+      )
+  )
+
+  it.live(
+    "journal mode: when a retiring journal's sync of a session file fails, the journal that a batch of that file then in flight is stored in stays too, though later syncs of the file succeed",
+    () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-errseq-" })
+        const scope = yield* Scope.make()
+        const pooled = BlockingIo.fromFileSystem(fs)
+        // The committer's syncs of the journal wait at `journalGate` while it is armed.
+        let journalGate: Deferred.Deferred<void> | undefined
+        const journalSyncing = yield* Deferred.make<void>()
+        const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
+          checkpointBytes: 1024,
+          io: {
+            ...BlockingIo.inPlace(BlockingIo.node, pooled),
+            sync: (file, p) =>
+              journalGate === undefined
+                ? pooled.sync(file, p)
+                : Effect.andThen(Effect.andThen(Deferred.succeed(journalSyncing, undefined), Deferred.await(journalGate)), pooled.sync(file, p))
+          }
+        }).pipe(Effect.provide(Logger.layer([])))
+        const realF = yield* fs.open(join(directory, "f.jsonl"), { flag: "a+" })
+        // f's first sync (the retiring journal's) waits at `fGate`, then reports a write-back error
+        // (the pages it found dirty include the batch in flight); later syncs succeed, as Linux's do.
+        const fSyncing = yield* Deferred.make<void>()
+        const fGate = yield* Deferred.make<void>()
+        let fSyncs = 0
+        const f: FileSystem.File = Object.create(realF, {
+          sync: {
+            get: () =>
+              Effect.suspend(() =>
+                ++fSyncs === 1
+                  ? Effect.andThen(
+                    Effect.andThen(Deferred.succeed(fSyncing, undefined), Deferred.await(fGate)),
+                    Effect.fail(systemError("EIO", "sync", "f.jsonl"))
+                  )
+                  : realF.sync
+              )
+          }
+        })
+        const other = yield* fs.open(join(directory, "other.jsonl"), { flag: "a+" })
+        const big = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(1100))))
+        const small = Format.encodeLines(Format.entryLine("t", 1, 0, JSON.stringify("in flight")))
+        // B0 of f fills the first journal: a checkpoint rotates it, and its retirement syncs f.
+        yield* realF.writeAll(big)
+        assert.isUndefined(committer.commitBlocking({ session: "f", file: f, offset: 0, bytes: big }, BlockingIo.node))
+        const [first] = yield* journalsIn(fs, directory)
+        yield* Deferred.await(fSyncing)
+        const [second] = (yield* journalsIn(fs, directory)).filter((name) => name !== first)
+        assert.isDefined(second, "the next journal is current")
+        // B1 of f: written to f, then handed to the committer; its journal sync waits.
+        journalGate = yield* Deferred.make<void>()
+        yield* realF.writeAll(small)
+        const b1 = yield* Effect.forkChild(committer.commit({ session: "f", file: f, offset: big.length, bytes: small }))
+        yield* Deferred.await(journalSyncing)
+        // The retiring journal's sync of f reports the write-back error (of B1's page, say).
+        yield* Deferred.succeed(fGate, undefined)
+        yield* Effect.sleep("20 millis")
+        // B1 is durable in the second journal: acknowledged.
+        yield* Deferred.succeed(journalGate, undefined)
+        journalGate = undefined
+        yield* Fiber.join(b1)
+        // Another session fills the second journal: it retires, syncing f again (that sync succeeds).
+        for (let i = 0; i < 40 && fSyncs < 2; i++) {
+          while (!committer.idle()) yield* Effect.sleep("1 millis")
+          assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: i * big.length, bytes: big }, BlockingIo.node))
+          yield* Effect.sleep("5 millis")
+        }
+        yield* Effect.sleep("100 millis")
+        const left = yield* journalsIn(fs, directory)
+        yield* Scope.close(scope, Exit.void)
+        assert.include(left, first!, "the first journal stays (its sync of f failed)")
+        assert.include(left, second!, "the journal holding B1, written to f before f's failed sync, stays too")
+      }).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
+  )
+
+  it.live("journal mode: the same when a lone batch's cut, a blocking call, takes the session file's report", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        // Node's blocking calls, but the next sync of an armed path reports EIO, once.
+        const armed = new Set<string>()
+        const reported: Array<string> = []
+        const once = (path: string) => armed.delete(path) ? (reported.push(path), systemError("EIO", "sync", path)) : undefined
+        const blocking: BlockingIo.Blocking = {
+          ...BlockingIo.node,
+          sync: (fd, path) => once(path) ?? BlockingIo.node.sync(fd, path),
+          datasync: (fd, path) => once(path) ?? BlockingIo.node.datasync(fd, path)
+        }
+        const sessionFile = fileOf(directory)
+        let journalPath = ""
+        const second = yield* Effect.gen(function*() {
+          const log = yield* SessionLog.SessionLog
+          yield* log.append(session, "t", { n: 0 })
+          journalPath = join(directory, (yield* journalsIn(fs, directory))[0]!)
+          armed.add(sessionFile).add(journalPath)
+          // Alone: no append within the contention window, so stored with the blocking calls.
+          yield* Effect.sleep(`${Writers.contentionWindowMs + 10} millis`)
+          return yield* Effect.exit(log.append(session, "t", { n: 1 }))
+        }).pipe(Effect.provide(SessionLogFile.layerFileSystem({ directory, journal: true }).pipe(
+          Layer.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(BlockingIo.BlockingIo, blocking)))
+        )))
+        assert.isTrue(Exit.isFailure(second), "the second append failed")
+        assert.sameMembers(reported, [journalPath, sessionFile], "its cut's blocking sync took the session file's report")
+        assert.include(yield* journalsIn(fs, directory), basename(journalPath), "the journal holding the acknowledged append stays")
+      })))
+
+  it.live("journal mode: a cut's sync of a session file and a retiring journal's sync of it run one at a time, so the report one takes is known before the journal goes", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-coverage-" })
+      const scope = yield* Scope.make()
+      const pooled = BlockingIo.fromFileSystem(fs)
+      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
+        checkpointBytes: 1024,
+        io: { ...BlockingIo.inPlace(BlockingIo.node, pooled), sync: pooled.sync }
+      }).pipe(Effect.provide(Logger.layer([])))
+      const realF = yield* fs.open(join(directory, "f.jsonl"), { flag: "a+" })
+      // f's first sync (a failed batch's cut) takes the write-back error and answers once `gate`
+      // opens; later syncs succeed at once, as Linux's do.
+      const cutSyncing = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      let syncs = 0
+      const f: FileSystem.File = Object.create(realF, {
+        sync: {
+          get: () =>
+            Effect.suspend(() =>
+              ++syncs === 1
+                ? Effect.andThen(Effect.andThen(Deferred.succeed(cutSyncing, undefined), Deferred.await(gate)), Effect.fail(systemError("EIO", "sync", "f.jsonl")))
+                : realF.sync
+            )
+        }
+      })
+      const other = yield* fs.open(join(directory, "other.jsonl"), { flag: "a+" })
+      const small = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("acknowledged")))
+      const big = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(1100))))
+      // B0 of f, acknowledged: durable in the first journal, which covers f.
+      yield* realF.writeAll(small)
+      assert.isUndefined(committer.commitBlocking({ session: "f", file: f, offset: 0, bytes: small }, BlockingIo.node))
+      const [first] = yield* journalsIn(fs, directory)
+      // B1 of f failed: its cut syncs f, and takes the report (of B0's lost write-back, say).
+      const cut = yield* Effect.forkChild(Effect.exit(committer.sync(f)))
+      yield* Deferred.await(cutSyncing)
+      // Another session fills the first journal: it retires, syncing f.
+      assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: 0, bytes: big }, BlockingIo.node))
+      yield* Effect.sleep("100 millis")
+      yield* Deferred.succeed(gate, undefined)
+      assert.isTrue(Exit.isFailure(yield* Fiber.join(cut)), "the cut's sync failed")
+      yield* Effect.sleep("100 millis")
+      const left = yield* journalsIn(fs, directory)
+      yield* Scope.close(scope, Exit.void)
+      assert.include(left, first!, "the journal covering f stays")
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+})
