@@ -1,9 +1,12 @@
 /**
  * Recovery in journal mode: a process that died holding sessions may have acknowledged appends that
  * are in its journal but not yet durable in the session files. Replaying a dead journal into a
- * session file is idempotent: a run of batches already in the file byte for byte is left alone; one
- * that isn't is written over where it goes, and nothing after it is cut (what follows may be durable
- * appends whose journal is gone: a checkpoint synced them).
+ * session file is idempotent: each run of batches is written where it goes, over the same bytes if
+ * they are there, and synced, and nothing after it is cut (what follows may be durable appends whose
+ * journal is gone: a checkpoint synced them). Bytes that read back the same are rewritten all the
+ * same: they may be the page cache's, never written back (the process died before a checkpoint), or
+ * pages whose write-back failed and was reported to a sync that no longer matters; a sync alone would
+ * not write them.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -38,14 +41,8 @@ export const replaySession = Effect.fnUntraced(function*(
     const handle = yield* RegularFile.open(fs, file, "r+")
     const size = Number((yield* handle.stat).size)
     if (size < first) return yield* damaged(`it ends at byte ${size}, before the journal's first batch (${first})`)
-    const expected = Format.concat(records.map((record) => record.bytes))
-    const present = yield* handle.readAlloc(expected.length, { position: BigInt(first) })
-    const actual = present._tag === "Some" ? present.value : new Uint8Array(0)
-    let same = actual.length === expected.length
-    for (let i = 0; same && i < expected.length; i++) same = actual[i] === expected[i]
-    if (same) return
     yield* handle.seek(BigInt(first), "start")
-    yield* handle.writeAll(expected)
+    yield* handle.writeAll(Format.concat(records.map((record) => record.bytes)))
     yield* handle.sync
   }))
 })

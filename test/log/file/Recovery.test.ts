@@ -1,12 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
+import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { Effect, FileSystem, PlatformError } from "effect"
 import * as SessionFile from "../../../src/log/file/Format.ts"
+import * as Recording from "./RecordingFileSystem.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
 import { failureOf } from "../SessionLogConformance.ts"
-import { failing, open, openRaw, readAll, session, systemError, withDirectory } from "./FileTest.ts"
+import { failing, fileOf, open, openRaw, readAll, session, systemError, withDirectory } from "./FileTest.ts"
 import { appender } from "../../support/Executables.ts"
 
 const exited = (child: ChildProcess) =>
@@ -229,4 +231,40 @@ describe("Recovery: a dead journal that can't be read", () => {
         assert.strictEqual(yield* fs.readFileString(`${directory}/elsewhere`), "not a journal", "nothing followed the link")
       })
     ))
+})
+
+describe("Recovery: what the page cache holds", () => {
+  it.effect(
+    "a dead journal's batch already in the session file (as the page cache may hold it, never written back) is written and synced again before the journal is removed",
+    () =>
+      Effect.gen(function*() {
+        const recorder = Recording.make()
+        yield* Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          const directory = yield* fs.realPath(yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-errseq-" }))
+          let pid = 4_200_000
+          while (Owner.pidExists(pid)) pid++
+          const dead: Owner.Owner = { pid, started: "dead-boot:1" }
+          const header = SessionFile.headerLine(session, 1)
+          const lines = SessionFile.encodeLines(SessionFile.entryLine("t", 0, 1000, JSON.stringify({ seq: 0 })))
+          // The dead process acknowledged seq 0 by its journal; its line is in the session file as
+          // read back (the page cache), but was never synced (or its write-back failed, reported to
+          // no one, or to a sync of the dead process's that it never saw succeed).
+          yield* fs.writeFile(fileOf(directory), SessionFile.concat([header, lines]))
+          const journalPath = join(directory, Journal.fileName(dead.pid, "dead"))
+          yield* fs.writeFile(
+            journalPath,
+            SessionFile.concat([Journal.headerLine(dead, 5000), Journal.records([{ session, offset: header.length, bytes: lines }])])
+          )
+          recorder.record({ path: directory, op: "mark" })
+          yield* openRaw(directory, () => Effect.void, {}, fs)
+          const events = recorder.events
+          const from = events.findIndex((e) => e.op === "mark")
+          const removed = events.findIndex((e, i) => i > from && e.op === "remove" && e.path === journalPath)
+          assert.isAbove(removed, from, "recovery removed the dead journal")
+          const synced = events.findIndex((e, i) => i > from && i < removed && e.op === "sync" && e.path === fileOf(directory))
+          assert.isAbove(synced, from, "the session file was synced (after its line was rewritten) before its journal was removed")
+        }).pipe(Effect.scoped, Effect.provide(recorder.layer))
+      })
+  )
 })
