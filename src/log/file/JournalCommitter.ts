@@ -104,9 +104,7 @@ export const make = Effect.fnUntraced(function*(
     JournalFile.open(fs, path, directory, self, files, Math.min(options.checkpointBytes, JournalFile.firstAhead)),
     (generation) => Effect.sync(() => generations.add(generation))
   )
-  // Batches handed over so far: each one's id.
-  let handed = 0
-  const coverage = yield* Coverage.make(generations, () => handed)
+  const coverage = yield* Coverage.make(generations)
   const retire = (generation: Generation) =>
     JournalFile.retire(fs, directory, generation, () => generations.delete(generation), coverage.sync)
 
@@ -120,7 +118,7 @@ export const make = Effect.fnUntraced(function*(
   let upkeepRequested = false
 
   /** After records are durable in a generation: it has grown, and covers their session files. */
-  const stored = (generation: Generation, batch: ReadonlyArray<Coverage.Stored>, bytes: number) => {
+  const stored = (generation: Generation, batch: ReadonlyArray<Batch>, bytes: number) => {
     generation.size += bytes
     coverage.stored(generation, batch)
   }
@@ -184,7 +182,7 @@ export const make = Effect.fnUntraced(function*(
   }
 
   /** Writes chunks to the journal with one write and syncs it; a failed write is cut. The committer's. */
-  const store = (batch: ReadonlyArray<Chunk>, io: BlockingIo.Io): Effect.Effect<void, Error> =>
+  const store = (batch: ReadonlyArray<Batch>, io: BlockingIo.Io): Effect.Effect<void, Error> =>
     Effect.gen(function*() {
       if (broken !== undefined) return yield* Effect.fail(broken)
       const generation = current
@@ -252,6 +250,7 @@ export const make = Effect.fnUntraced(function*(
       return Effect.andThen(answer(batch), upkeep)
     }).pipe(Effect.uninterruptible)
 
+  let handed = 0
   // The appending fiber waits for the round that stores its chunk: no Deferred, no effect to offer.
   const handOver = (chunk: Batch, write: IoCalls.Write | undefined) =>
     Effect.callback<IoCalls.Answer, Error>((resume) => {
