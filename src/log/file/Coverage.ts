@@ -15,8 +15,12 @@ import * as Semaphore from "effect/Semaphore"
 import type * as JournalFile from "./JournalFile.ts"
 
 export interface Coverage {
-  /** Syncs a session file the journals cover; if that fails, see `failed`. */
-  readonly sync: (file: FileSystem.File) => Effect.Effect<void, PlatformError.PlatformError>
+  /**
+   * Syncs a session file the journals cover, unless `still` answers no once its turn comes (a file
+   * released meanwhile by its closing writer, which synced it, may be closed, its descriptor reused);
+   * if that fails, see `failed`.
+   */
+  readonly sync: (file: FileSystem.File, still?: () => boolean) => Effect.Effect<void, PlatformError.PlatformError>
   /** A sync (or a cut) of `file` failed: every journal holding a batch written to it so far stays, for recovery. */
   readonly failed: (file: FileSystem.File, why: string) => void
   /** Batches are durable in `generation`: it covers their files (and stays, if a failed sync may have taken their report). */
@@ -35,7 +39,12 @@ export const make = (generations: ReadonlySet<JournalFile.JournalFile>): Effect.
       for (const generation of generations) if (generation.dirty.has(file)) generation.unsyncable ??= unsyncable
     }
     return {
-      sync: (file) => syncing.withPermit(Effect.tapError(file.sync, (error) => Effect.sync(() => failed(file, error.message)))),
+      sync: (file, still) =>
+        syncing.withPermit(Effect.suspend(() =>
+          still !== undefined && !still()
+            ? Effect.void
+            : Effect.tapError(file.sync, (error) => Effect.sync(() => failed(file, error.message)))
+        )),
       failed,
       stored: (generation, batches) => {
         for (const { file } of batches) {

@@ -106,7 +106,9 @@ export const make = Effect.fnUntraced(function*(
   )
   const coverage = yield* Coverage.make(generations)
   const retire = (generation: Generation) =>
-    JournalFile.retire(fs, directory, generation, () => generations.delete(generation), coverage.sync)
+    // Each file still covered once its turn to sync comes: one released meanwhile may be closed.
+    JournalFile.retire(fs, directory, generation, () => generations.delete(generation), (f) =>
+      coverage.sync(f, () => generation.dirty.has(f)))
 
   let current = yield* openGeneration
   let broken: StorageFailure | undefined

@@ -239,4 +239,118 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
       yield* Scope.close(scope, Exit.void)
       assert.include(left, first!, "the journal covering f stays")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.live("journal mode: a retiring journal never syncs a session file whose writer released it (and closed it) while the retire waited its turn", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-coverage-" })
+      const scope = yield* Scope.make()
+      const pooled = BlockingIo.fromFileSystem(fs)
+      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
+        checkpointBytes: 1024,
+        io: { ...BlockingIo.inPlace(BlockingIo.node, pooled), sync: pooled.sync }
+      }).pipe(Effect.provide(Logger.layer([])))
+      // f: a writer's session file, in a scope of its own (the writer's), closed right after release.
+      const fScope = yield* Scope.make()
+      const realF = yield* fs.open(join(directory, "f.jsonl"), { flag: "a+" }).pipe(Scope.provide(fScope))
+      const releaseSyncing = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      let released = false
+      const syncsAfterRelease: Array<string> = []
+      let syncs = 0
+      const f: FileSystem.File = Object.create(realF, {
+        sync: {
+          get: () =>
+            Effect.suspend(() => {
+              if (released) syncsAfterRelease.push(`sync #${syncs + 1}`)
+              // The first sync (the closing writer's) waits at `gate`.
+              return ++syncs === 1
+                ? Effect.andThen(Effect.andThen(Deferred.succeed(releaseSyncing, undefined), Deferred.await(gate)), realF.sync)
+                : realF.sync
+            })
+        }
+      })
+      const other = yield* fs.open(join(directory, "other.jsonl"), { flag: "a+" })
+      const small = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("acknowledged")))
+      const big = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(1100))))
+      yield* realF.writeAll(small)
+      assert.isUndefined(committer.commitBlocking({ session: "f", file: f, offset: 0, bytes: small }, BlockingIo.node))
+      const [first] = yield* journalsIn(fs, directory)
+      // f's writer closes (as Writers does): release, then the file closes.
+      const closing = yield* Effect.forkChild(Effect.andThen(
+        Effect.andThen(committer.release(f), Effect.sync(() => void (released = true))),
+        Scope.close(fScope, Exit.void)
+      ))
+      yield* Deferred.await(releaseSyncing)
+      // Another session fills the journal: it retires, and reaches f while release holds the permit.
+      assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: 0, bytes: big }, BlockingIo.node))
+      yield* Effect.sleep("50 millis")
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(closing)
+      yield* Effect.sleep("200 millis")
+      const left = yield* journalsIn(fs, directory)
+      yield* Scope.close(scope, Exit.void)
+      assert.deepStrictEqual(syncsAfterRelease, [], "no sync of f once its writer released it (its file closes next)")
+      assert.notInclude(left, first!, "the first journal retired: every file it covers was synced")
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.live("journal mode: a batch written to a session file before a failed sync of it, but handed over after the failure is recorded (a writer writes, then hands over), leaves its journal kept", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-coverage-" })
+      const scope = yield* Scope.make()
+      const pooled = BlockingIo.fromFileSystem(fs)
+      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
+        checkpointBytes: 1024,
+        io: { ...BlockingIo.inPlace(BlockingIo.node, pooled), sync: pooled.sync }
+      }).pipe(Effect.provide(Logger.layer([])))
+      const realF = yield* fs.open(join(directory, "f.jsonl"), { flag: "a+" })
+      // f's first sync (the retiring journal's) waits at `gate`, then reports a write-back error
+      // (of B1's page, written meanwhile); later syncs succeed, as Linux's do.
+      const fSyncing = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      let fSyncs = 0
+      const f: FileSystem.File = Object.create(realF, {
+        sync: {
+          get: () =>
+            Effect.suspend(() =>
+              ++fSyncs === 1
+                ? Effect.andThen(Effect.andThen(Deferred.succeed(fSyncing, undefined), Deferred.await(gate)), Effect.fail(systemError("EIO", "sync", "f.jsonl")))
+                : realF.sync
+            )
+        }
+      })
+      const other = yield* fs.open(join(directory, "other.jsonl"), { flag: "a+" })
+      const big = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(1100))))
+      const small = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("B0")))
+      const b1 = Format.encodeLines(Format.entryLine("t", 1, 0, JSON.stringify("B1")))
+      // B0 of f in the first journal, which fills and retires, syncing f.
+      yield* realF.writeAll(small)
+      assert.isUndefined(committer.commitBlocking({ session: "f", file: f, offset: 0, bytes: small }, BlockingIo.node))
+      const [first] = yield* journalsIn(fs, directory)
+      assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: 0, bytes: big }, BlockingIo.node))
+      yield* Deferred.await(fSyncing)
+      // B1 of f is written to f (as Writer.append / appendShared do, before handing it over)...
+      yield* realF.writeAll(b1)
+      // ...the retire's sync of f reports the write-back error (B1's page) and is recorded...
+      yield* Deferred.succeed(gate, undefined)
+      yield* Effect.sleep("20 millis")
+      const left0 = yield* journalsIn(fs, directory)
+      assert.strictEqual(left0.length, 2, "the first journal stays; the second is current")
+      const second = left0.find((name) => name !== first)!
+      // ...then B1 is handed over (its write's completion ran after the sync's): acknowledged.
+      yield* committer.commit({ session: "f", file: f, offset: small.length, bytes: b1 })
+      // Another session fills the journal holding B1: it retires, its sync of f succeeds.
+      for (let i = 1; i < 40 && fSyncs < 2; i++) {
+        while (!committer.idle()) yield* Effect.sleep("1 millis")
+        assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: i * big.length, bytes: big }, BlockingIo.node))
+        yield* Effect.sleep("5 millis")
+      }
+      yield* Effect.sleep("100 millis")
+      const left = yield* journalsIn(fs, directory)
+      yield* Scope.close(scope, Exit.void)
+      assert.isTrue(left.some((name) => name !== first && name !== second), "the journal holding B1 was checkpointed: another is current")
+      assert.include(left, first!, "the first journal stays (its sync of f failed)")
+      assert.include(left, second, "the journal holding B1 (written to f before f's failed sync) stays too")
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 })
