@@ -23,6 +23,11 @@ export interface Coverage {
   readonly sync: (file: FileSystem.File, still?: () => boolean) => Effect.Effect<void, PlatformError.PlatformError>
   /** A sync (or a cut) of `file` failed: every journal holding a batch written to it so far stays, for recovery. */
   readonly failed: (file: FileSystem.File, why: string) => void
+  /**
+   * Whether a sync of `file` failed: a journal holding its batches may stay, to be replayed after this
+   * process is gone, so its writer keeps the session's lock till then (see `Writers.HeldBack`).
+   */
+  readonly unsynced: (file: FileSystem.File) => boolean
   /** Batches are durable in `generation`: it covers their files (and stays, if a failed sync may have taken their report). */
   readonly stored: (generation: JournalFile.JournalFile, batches: ReadonlyArray<{ readonly file: FileSystem.File }>) => void
 }
@@ -33,9 +38,11 @@ export const make = (generations: ReadonlySet<JournalFile.JournalFile>): Effect.
     // Files whose sync failed, until their next batch is stored: the one in flight then, if any
     // (one written after it goes the same way: its journal stays too, which is only cautious).
     const failures = new WeakMap<FileSystem.File, string>()
+    const everFailed = new WeakSet<FileSystem.File>()
     const failed = (file: FileSystem.File, why: string) => {
       const unsyncable = `a session file it covers could not be synced (${why})`
       failures.set(file, unsyncable)
+      everFailed.add(file)
       for (const generation of generations) if (generation.dirty.has(file)) generation.unsyncable ??= unsyncable
     }
     return {
@@ -46,6 +53,7 @@ export const make = (generations: ReadonlySet<JournalFile.JournalFile>): Effect.
             : Effect.tapError(file.sync, (error) => Effect.sync(() => failed(file, error.message)))
         )),
       failed,
+      unsynced: (file) => everFailed.has(file),
       stored: (generation, batches) => {
         for (const { file } of batches) {
           generation.dirty.add(file)

@@ -76,6 +76,8 @@ export interface Committer {
   readonly sync: (file: FileSystem.File) => Effect.Effect<void, PlatformError.PlatformError>
   /** A blocking sync of a session file failed: every journal holding its batches stays, for recovery (see `Coverage`). */
   readonly syncFailed: (file: FileSystem.File, why: string) => void
+  /** Whether a sync of a session file failed, so that journals holding its batches may stay (see `Coverage`). */
+  readonly unsynced: (file: FileSystem.File) => boolean
 }
 
 type Generation = JournalFile.JournalFile
@@ -288,6 +290,7 @@ export const make = Effect.fnUntraced(function*(
     release: (f) => Effect.ignore(Effect.andThen(coverage.sync(f), Effect.sync(() => generations.forEach((generation) => generation.dirty.delete(f))))),
     sync: coverage.sync,
     syncFailed: coverage.failed,
+    unsynced: coverage.unsynced,
     kept: () => kept
   } satisfies Committer
 })

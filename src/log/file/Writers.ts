@@ -43,11 +43,12 @@ interface Held {
 }
 
 /**
- * The locks of writers whose failed batch may be replayed from this log's journal, handed over as
- * they close: released as the log's last step, once its journals are removed, so that no other
- * process appends where a replay would go. If one of its journals stays (kept for recovery, or not
- * removable), their files stay: the sessions are taken over, and the journal replayed first, only
- * once this process is gone.
+ * The locks of writers whose batches a journal of this log may hold past this process (a failed batch
+ * that may be replayed, or a sync of its file that failed: see `Coverage`), handed over as they close:
+ * released as the log's last step, once its journals are removed, so that no other process appends
+ * where a replay would go. If one of its journals stays (kept for recovery, or not removable), their
+ * files stay: the sessions are taken over, and the journal replayed first, only once this process is
+ * gone.
  */
 export interface HeldBack {
   readonly locks: Array<{ readonly lock: Lock.Held; readonly scope: Scope.Closeable }>
@@ -114,6 +115,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   let inARow = 0
 
   /**
+   * A writer whose batches a journal may hold past this process (a failed batch that may be replayed,
+   * or a sync of its file that failed) keeps its lock while the log is open, then hands it to `heldBack`.
+   */
+  const holdsBack = (writer: Writer.Writer) => writer.replayable || journal?.unsynced(writer.file) === true
+
+  /**
    * A writer closing (the log closes, or it was idle) refuses batches from now on, and waits for the
    * ones in flight: their fsync, or a cut after a failure, must not reach a descriptor closed under
    * them, which the process may already have reused for another file.
@@ -137,7 +144,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         const lockScope = yield* Scope.make()
         let opened: { readonly writer: Writer.Writer; readonly lock: Lock.Held } | undefined
         yield* Scope.addFinalizer(scope, Effect.suspend(() => {
-          if (opened?.writer.replayable !== true) return Scope.close(lockScope, Exit.void)
+          if (opened === undefined || !holdsBack(opened.writer)) return Scope.close(lockScope, Exit.void)
           options.heldBack.locks.push({ lock: opened.lock, scope: lockScope })
           return Effect.void
         }))
@@ -165,8 +172,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const sweep = opening.withPermit(Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     for (const [session, entry] of held) {
-      // A stopped writer, or one whose failed batch may be replayed from the journal, keeps its lock.
-      const idle = entry.busy === 0 && !entry.pinned && entry.writer.lost === undefined && !entry.writer.replayable &&
+      // A stopped writer, or one whose batches may be replayed from the journal, keeps its lock.
+      const idle = entry.busy === 0 && !entry.pinned && entry.writer.lost === undefined && !holdsBack(entry.writer) &&
         now - entry.lastUsed >= Duration.toMillis(options.idle)
       if (!idle) continue
       held.delete(session)

@@ -182,4 +182,50 @@ describe("SessionLogFile writers", () => {
         assert.strictEqual(yield* fs.exists(lockOf(directory, "second")), journalStays, journalStays ? "kept" : "released")
       }).pipe(Effect.provide(NodeServices.layer)))
   }
+
+  /** The log in journal mode over `fs`, its writers closed after 200 ms idle, checkpointing every `checkpointBytes`. */
+  const journaled = (directory: string, fs: FileSystem.FileSystem, checkpointBytes = 4 * 1024 * 1024) =>
+    SessionLogFile.layerFileSystem({ directory, journal: { checkpointBytes }, idleWriterTimeout: "200 millis" }).pipe(
+      Layer.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(FileSystem.FileSystem, fs)))
+    )
+
+  it.live("a session file whose sync fails as the log closes keeps the journal holding its appends, and its lock: taken over only once this process is gone", () =>
+    Effect.gen(function*() {
+      const real = yield* FileSystem.FileSystem
+      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-writers-" })
+      let closing = false
+      const fs = failing(real, { sync: (path) => closing && path.endsWith(Format.fileName(used)) ? systemError("EIO", "sync", path) : undefined })
+      yield* Effect.flatMap(SessionLog.SessionLog, (log) => log.append(used, "x", "one")).pipe(
+        Effect.andThen(Effect.sync(() => closing = true)),
+        Effect.provide(journaled(directory, fs))
+      )
+      assert.lengthOf((yield* real.readDirectory(directory)).filter((name) => name.endsWith(Journal.extension)), 1, "the journal stays, for recovery")
+      assert.isTrue(yield* real.exists(lockOf(directory, used)), "and so does the lock")
+    }).pipe(Effect.provide(NodeServices.layer)))
+
+  it.live("a writer whose file failed a checkpoint's sync is not closed as idle: it keeps its lock while a journal holding its appends stays", () =>
+    Effect.gen(function*() {
+      const real = yield* FileSystem.FileSystem
+      const directory = yield* real.makeTempDirectoryScoped({ prefix: "todo-write-writers-" })
+      let armed = false
+      let failed = 0
+      const fs = failing(real, {
+        sync: (path) => armed && path.endsWith(Format.fileName(used)) ? (failed++, systemError("EIO", "sync", path)) : undefined
+      })
+      yield* Effect.gen(function*() {
+        const log = yield* SessionLog.SessionLog
+        yield* log.append(used, "x", "opened")
+        armed = true
+        // Past the checkpoint size: the journal retires, and its sync of the session file fails.
+        for (let i = 0; i < 20 && failed === 0; i++) {
+          yield* log.append(used, "x", "y".repeat(200))
+          yield* Effect.sleep("20 millis")
+        }
+        assert.isAbove(failed, 0, "a checkpoint synced the session file, and it failed")
+        yield* Effect.sleep("600 millis")
+        assert.isTrue(yield* real.exists(lockOf(directory, used)), "still held, though idle")
+        armed = false
+        yield* log.append(used, "x", "by the same writer, still open")
+      }).pipe(Effect.provide(journaled(directory, fs, 1024)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })
