@@ -20,10 +20,10 @@
  * One writer of the journal at a time: the committer's writes (a store, zeros written ahead) may
  * yield while their calls go through the thread pool, so it marks the journal busy meanwhile; a
  * blocking commit runs start to end without yielding, so nothing interleaves with it, and it only
- * runs while not busy. Upkeep otherwise leaves lone batches free: between the pieces of zeros, or
- * while the next journal is opened, they go on committing themselves, in the journal they find
- * current. A journal in use is synced only by its one writer (a commit, or the cut after a failed
- * one): never by two at once.
+ * runs while not busy. Zeros written ahead keep the journal busy until they are synced (they are
+ * written in pieces, the event loop free between them); while the next journal is opened, lone
+ * batches go on committing themselves, in the journal they find current. A journal in use is synced
+ * only by its one writer (a commit, the cut after a failed one, the zeros' sync): never by two at once.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -142,8 +142,8 @@ export const make = Effect.fnUntraced(function*(
 
   /**
    * Once the journal holds `checkpointBytes`, a new one takes over and the old one retires; before
-   * that, once its records near the end of the zeros written ahead, more are written. Only writing
-   * the zeros makes the journal busy (see the module's comment).
+   * that, once its records near the end of the zeros written ahead, more are written and synced. Only
+   * the zeros make the journal busy (see the module's comment).
    */
   const upkeep = Effect.suspend(() => {
     const generation = current
@@ -157,16 +157,18 @@ export const make = Effect.fnUntraced(function*(
       })
     }
     if (!aheadDue(generation)) return Effect.void
-    const cuts = generation.cuts
-    const to = Math.min(Math.max(generation.ahead, generation.size) + JournalFile.aheadChunk, options.checkpointBytes)
     const writeAt = (bytes: Uint8Array, at: number) => options.io.writeAt(generation.file, generation.path, bytes, at)
-    // Not synced on their own: the next commit's sync flushes them with its record. A sync of them
-    // beside a lone batch's, on the same descriptor, could take the report of a failed write-back
-    // of that batch's record (Linux reports it to one sync), and the batch be acknowledged.
-    return Effect.map(JournalFile.writeAhead<PlatformError.PlatformError>(generation, to, writeAt, writing), () => {
-      // Unless a failed batch was cut meanwhile, taking the zeros with it.
-      if (generation.cuts === cuts) generation.ahead = to
-    }).pipe(
+    // As the journal's one writer throughout, its sync included: a sync beside a lone batch's, on the
+    // same descriptor, could take the report of a failed write-back of that batch's record (Linux
+    // reports it to one sync), and the batch be acknowledged. Lone batches meanwhile go to the committer.
+    return writing(Effect.suspend(() => {
+      // From where the records end, if a batch went past the zeros: never over a record.
+      const from = Math.max(generation.ahead, generation.size)
+      const to = Math.min(from + JournalFile.aheadChunk, options.checkpointBytes)
+      return Effect.andThen(JournalFile.writeAhead(from, to, writeAt), options.io.sync(generation.file, generation.path)).pipe(
+        Effect.map(() => void (generation.ahead = to))
+      )
+    })).pipe(
       // Batches past the zeros grow the file instead: as durable, only slower to sync.
       Effect.catch((error) => Effect.logWarning(`SessionLogFile: ${generation.path} not written ahead: ${error.message}`))
     )

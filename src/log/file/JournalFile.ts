@@ -72,28 +72,18 @@ export const notCutBackCause = (generation: JournalFile) => <E>(cause: Cause.Cau
   Cause.hasFails(cause) ? Cause.map(cause, notCutBack(generation)) : Cause.fail(notCutBack(generation)(Cause.squash(cause)))
 
 /**
- * Writes zeros in `generation` up to `to`, `aheadPiece` at a time, each piece as the journal's one
- * writer (`exclusive`) and the event loop free between them, so that lone batches commit meanwhile.
- * Each piece starts where the records end if a batch went past the zeros (read while exclusive: never
- * over a record).
+ * Writes zeros from `from` to `to`, `aheadPiece` at a time, letting the event loop turn between pieces;
+ * the caller is the journal's one writer throughout (see `JournalCommitter`).
  */
 export const writeAhead = <E>(
-  generation: JournalFile,
+  from: number,
   to: number,
-  writeAt: (bytes: Uint8Array, position: number) => Effect.Effect<void, E>,
-  exclusive: <A>(write: Effect.Effect<A, E>) => Effect.Effect<A, E>
+  writeAt: (bytes: Uint8Array, position: number) => Effect.Effect<void, E>
 ): Effect.Effect<void, E> => {
-  const pieces = (end: number): Effect.Effect<void, E> =>
-    Effect.flatMap(
-      exclusive(Effect.suspend(() => {
-        const from = Math.max(end, generation.size)
-        const until = Math.min(from + aheadPiece, to)
-        if (from >= to) return Effect.succeed(to)
-        return Effect.as(writeAt(new Uint8Array(until - from), from), until)
-      })),
-      (until) => until >= to ? Effect.void : Effect.andThen(Effect.yieldNow, pieces(until))
-    )
-  return pieces(generation.ahead)
+  if (from >= to) return Effect.void
+  const until = Math.min(from + aheadPiece, to)
+  const rest = until >= to ? Effect.void : Effect.andThen(Effect.yieldNow, Effect.suspend(() => writeAhead(until, to, writeAt)))
+  return Effect.andThen(writeAt(new Uint8Array(until - from), from), rest)
 }
 
 /**

@@ -386,12 +386,13 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
           end += events[i]!.bytes!
         }
         assert.strictEqual(end, JournalFile.firstAhead + JournalFile.aheadChunk, "a chunk in all")
-        // Made durable by the next commit's own sync, with its record: never synced by the committer
-        // beside lone batches' syncs (a failed write-back is reported to one sync of a descriptor).
-        const syncs = events.slice(pieces[0]!).filter((e) => e.op === "sync" && e.path === journal)
-        assert.isAbove(syncs.length, 0)
-        assert.isTrue(syncs.every((e) => e.blocking === true), "every sync since the zeros began a lone batch's commit")
-        assert.isAbove(findBetween(events, pieces.at(-1)! + 1, events.length, (e) => e.op === "sync" && e.path === journal), pieces.at(-1)!)
+        // Synced by the committer, as the journal's one writer: no lone batch wrote or synced it from the
+        // first piece on till then (a failed write-back is reported to one sync of a descriptor).
+        const synced = findBetween(events, pieces.at(-1)! + 1, events.length, (e) => e.op === "sync" && e.path === journal)
+        assert.isAbove(synced, pieces.at(-1)!, "and were synced")
+        assert.notStrictEqual(events[synced]!.blocking, true, "by the committer")
+        const between = events.slice(pieces[0]!, synced).filter((e) => e.path === journal && !pieces.includes(events.indexOf(e)))
+        assert.deepStrictEqual(between.map((e) => e.op), [], "nothing else on the journal meanwhile")
         const parsed = Journal.parse(onDisk)!
         assert.isUndefined(parsed.stoppedAt)
         assert.strictEqual(parsed.records.length, 81, "every record is whole: none was written over")

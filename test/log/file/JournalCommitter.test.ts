@@ -113,6 +113,47 @@ describe("JournalCommitter", () => {
       assert.strictEqual(parsed.records.length, acknowledged, "every acknowledged batch can be recovered")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
+  it.live("zeros written ahead go in pieces, the event loop turning between them", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
+      const scope = yield* Scope.make()
+      const pooled = BlockingIo.fromFileSystem(fs)
+      const inPlace = BlockingIo.inPlace(BlockingIo.node, pooled)
+      // Turns of the event loop, counted by a callback that runs once per turn.
+      let turns = 0
+      let counting = true
+      const count = () => {
+        turns++
+        if (counting) setImmediate(count)
+      }
+      count()
+      // The turn each write of zeros (past the first zeros) was made in.
+      const pieces: Array<number> = []
+      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
+        checkpointBytes: 4 * 1024 * 1024,
+        io: {
+          ...inPlace,
+          sync: pooled.sync,
+          writeAt: (file, p, bytes, at) => {
+            if (at >= JournalFile.firstAhead && bytes.every((byte) => byte === 0)) pieces.push(turns)
+            return inPlace.writeAt(file, p, bytes, at)
+          }
+        }
+      })
+      const session = yield* fs.open(join(directory, "s.jsonl"), { flag: "a+" })
+      // Lone batches of ~150 KiB: the first ones bring the records within reach of the zeros' end.
+      const line = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(150 * 1024))))
+      for (let i = 0; i < 2; i++) {
+        while (!committer.idle()) yield* Effect.yieldNow
+        assert.isUndefined(committer.commitBlocking({ session: "s", file: session, offset: i * line.length, bytes: line }, BlockingIo.node))
+      }
+      while (pieces.length < JournalFile.aheadChunk / JournalFile.aheadPiece) yield* Effect.sleep("5 millis")
+      counting = false
+      yield* Scope.close(scope, Exit.void)
+      for (let i = 1; i < pieces.length; i++) assert.isAbove(pieces[i]!, pieces[i - 1]!, `piece ${i} in a later turn than the one before it`)
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
   it.effect("a checkpoint size smaller than the header writes nothing ahead: the journal is its header", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
