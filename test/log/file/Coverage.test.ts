@@ -23,6 +23,45 @@ import { fileOf, openRaw, session, systemError, withDirectory } from "./FileTest
 const journalsIn = (fs: FileSystem.FileSystem, directory: string) =>
   Effect.map(fs.readDirectory(directory), (names) => names.filter((name) => name.endsWith(Journal.extension)).sort())
 
+/** A committer over `directory`, a new journal every KiB; it syncs the journal through the thread pool, or with `sync`. */
+const rotatingCommitter = (directory: string, scope: Scope.Scope, sync?: BlockingIo.Io["sync"]) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const pooled = BlockingIo.fromFileSystem(fs)
+    return yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
+      checkpointBytes: 1024,
+      io: { ...BlockingIo.inPlace(BlockingIo.node, pooled), sync: sync ?? pooled.sync }
+    }).pipe(Effect.provide(Logger.layer([])))
+  })
+
+/**
+ * The session file `f.jsonl` in `directory` (open in `scope`, if given), whose first sync says so
+ * (`syncing`), waits for `gate`, then reports a write-back error, or syncs (`fails: false`); later
+ * syncs succeed at once, as Linux's do.
+ */
+const firstSyncGated = (directory: string, options: { readonly fails: boolean; readonly scope?: Scope.Scope }) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const opening = fs.open(join(directory, "f.jsonl"), { flag: "a+" })
+    const real = yield* (options.scope === undefined ? opening : Scope.provide(opening, options.scope))
+    const syncing = yield* Deferred.make<void>()
+    const gate = yield* Deferred.make<void>()
+    let syncs = 0
+    const synced = options.fails ? Effect.fail(systemError("EIO", "sync", "f.jsonl")) : real.sync
+    const file: FileSystem.File = Object.create(real, {
+      sync: {
+        get: () =>
+          Effect.suspend(() =>
+            ++syncs === 1 ? Effect.andThen(Effect.andThen(Deferred.succeed(syncing, undefined), Deferred.await(gate)), synced) : real.sync
+          )
+      }
+    })
+    return { real, file, syncing, gate, syncs: () => syncs }
+  })
+
+/** A line big enough to fill a journal of `rotatingCommitter` alone. */
+const big = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(1100))))
+
 /**
  * The real file system, but a write-back failure can be armed for a path: the next sync of a file
  * opened at that path (through any descriptor) reports EIO, once; the syncs after it succeed, as
@@ -91,43 +130,20 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
     () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
-        const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-errseq-" })
+        const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-coverage-" })
         const scope = yield* Scope.make()
         const pooled = BlockingIo.fromFileSystem(fs)
         // The committer's syncs of the journal wait at `journalGate` while it is armed.
         let journalGate: Deferred.Deferred<void> | undefined
         const journalSyncing = yield* Deferred.make<void>()
-        const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
-          checkpointBytes: 1024,
-          io: {
-            ...BlockingIo.inPlace(BlockingIo.node, pooled),
-            sync: (file, p) =>
-              journalGate === undefined
-                ? pooled.sync(file, p)
-                : Effect.andThen(Effect.andThen(Deferred.succeed(journalSyncing, undefined), Deferred.await(journalGate)), pooled.sync(file, p))
-          }
-        }).pipe(Effect.provide(Logger.layer([])))
-        const realF = yield* fs.open(join(directory, "f.jsonl"), { flag: "a+" })
-        // f's first sync (the retiring journal's) waits at `fGate`, then reports a write-back error
-        // (the pages it found dirty include the batch in flight); later syncs succeed, as Linux's do.
-        const fSyncing = yield* Deferred.make<void>()
-        const fGate = yield* Deferred.make<void>()
-        let fSyncs = 0
-        const f: FileSystem.File = Object.create(realF, {
-          sync: {
-            get: () =>
-              Effect.suspend(() =>
-                ++fSyncs === 1
-                  ? Effect.andThen(
-                    Effect.andThen(Deferred.succeed(fSyncing, undefined), Deferred.await(fGate)),
-                    Effect.fail(systemError("EIO", "sync", "f.jsonl"))
-                  )
-                  : realF.sync
-              )
-          }
-        })
+        const committer = yield* rotatingCommitter(directory, scope, (file, p) =>
+          journalGate === undefined
+            ? pooled.sync(file, p)
+            : Effect.andThen(Effect.andThen(Deferred.succeed(journalSyncing, undefined), Deferred.await(journalGate)), pooled.sync(file, p)))
+        // f's first sync (the retiring journal's) reports a write-back error: the pages it found dirty
+        // include the batch in flight.
+        const { real: realF, file: f, syncing: fSyncing, gate: fGate, syncs: fSyncs } = yield* firstSyncGated(directory, { fails: true })
         const other = yield* fs.open(join(directory, "other.jsonl"), { flag: "a+" })
-        const big = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(1100))))
         const small = Format.encodeLines(Format.entryLine("t", 1, 0, JSON.stringify("in flight")))
         // B0 of f fills the first journal: a checkpoint rotates it, and its retirement syncs f.
         yield* realF.writeAll(big)
@@ -149,7 +165,7 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
         journalGate = undefined
         yield* Fiber.join(b1)
         // Another session fills the second journal: it retires, syncing f again (that sync succeeds).
-        for (let i = 0; i < 40 && fSyncs < 2; i++) {
+        for (let i = 0; i < 40 && fSyncs() < 2; i++) {
           while (!committer.idle()) yield* Effect.sleep("1 millis")
           assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: i * big.length, bytes: big }, BlockingIo.node))
           yield* Effect.sleep("5 millis")
@@ -198,30 +214,11 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
       const fs = yield* FileSystem.FileSystem
       const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-coverage-" })
       const scope = yield* Scope.make()
-      const pooled = BlockingIo.fromFileSystem(fs)
-      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
-        checkpointBytes: 1024,
-        io: { ...BlockingIo.inPlace(BlockingIo.node, pooled), sync: pooled.sync }
-      }).pipe(Effect.provide(Logger.layer([])))
-      const realF = yield* fs.open(join(directory, "f.jsonl"), { flag: "a+" })
-      // f's first sync (a failed batch's cut) takes the write-back error and answers once `gate`
-      // opens; later syncs succeed at once, as Linux's do.
-      const cutSyncing = yield* Deferred.make<void>()
-      const gate = yield* Deferred.make<void>()
-      let syncs = 0
-      const f: FileSystem.File = Object.create(realF, {
-        sync: {
-          get: () =>
-            Effect.suspend(() =>
-              ++syncs === 1
-                ? Effect.andThen(Effect.andThen(Deferred.succeed(cutSyncing, undefined), Deferred.await(gate)), Effect.fail(systemError("EIO", "sync", "f.jsonl")))
-                : realF.sync
-            )
-        }
-      })
+      const committer = yield* rotatingCommitter(directory, scope)
+      // f's first sync (a failed batch's cut) takes the write-back error.
+      const { real: realF, file: f, syncing: cutSyncing, gate } = yield* firstSyncGated(directory, { fails: true })
       const other = yield* fs.open(join(directory, "other.jsonl"), { flag: "a+" })
       const small = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("acknowledged")))
-      const big = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(1100))))
       // B0 of f, acknowledged: durable in the first journal, which covers f.
       yield* realF.writeAll(small)
       assert.isUndefined(committer.commitBlocking({ session: "f", file: f, offset: 0, bytes: small }, BlockingIo.node))
@@ -245,40 +242,20 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
       const fs = yield* FileSystem.FileSystem
       const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-coverage-" })
       const scope = yield* Scope.make()
-      const pooled = BlockingIo.fromFileSystem(fs)
-      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
-        checkpointBytes: 1024,
-        io: { ...BlockingIo.inPlace(BlockingIo.node, pooled), sync: pooled.sync }
-      }).pipe(Effect.provide(Logger.layer([])))
-      // f: a writer's session file, in a scope of its own (the writer's), closed right after release.
+      const committer = yield* rotatingCommitter(directory, scope)
+      // f: a writer's session file, in a scope of its own (the writer's), closed right after release;
+      // its first sync, the closing writer's, waits at `gate`.
       const fScope = yield* Scope.make()
-      const realF = yield* fs.open(join(directory, "f.jsonl"), { flag: "a+" }).pipe(Scope.provide(fScope))
-      const releaseSyncing = yield* Deferred.make<void>()
-      const gate = yield* Deferred.make<void>()
-      let released = false
-      const syncsAfterRelease: Array<string> = []
-      let syncs = 0
-      const f: FileSystem.File = Object.create(realF, {
-        sync: {
-          get: () =>
-            Effect.suspend(() => {
-              if (released) syncsAfterRelease.push(`sync #${syncs + 1}`)
-              // The first sync (the closing writer's) waits at `gate`.
-              return ++syncs === 1
-                ? Effect.andThen(Effect.andThen(Deferred.succeed(releaseSyncing, undefined), Deferred.await(gate)), realF.sync)
-                : realF.sync
-            })
-        }
-      })
+      const { real: realF, file: f, syncing: releaseSyncing, gate, syncs } = yield* firstSyncGated(directory, { fails: false, scope: fScope })
+      let syncsAtRelease = 0
       const other = yield* fs.open(join(directory, "other.jsonl"), { flag: "a+" })
       const small = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("acknowledged")))
-      const big = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(1100))))
       yield* realF.writeAll(small)
       assert.isUndefined(committer.commitBlocking({ session: "f", file: f, offset: 0, bytes: small }, BlockingIo.node))
       const [first] = yield* journalsIn(fs, directory)
       // f's writer closes (as Writers does): release, then the file closes.
       const closing = yield* Effect.forkChild(Effect.andThen(
-        Effect.andThen(committer.release(f), Effect.sync(() => void (released = true))),
+        Effect.andThen(committer.release(f), Effect.sync(() => void (syncsAtRelease = syncs()))),
         Scope.close(fScope, Exit.void)
       ))
       yield* Deferred.await(releaseSyncing)
@@ -290,7 +267,7 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
       yield* Effect.sleep("200 millis")
       const left = yield* journalsIn(fs, directory)
       yield* Scope.close(scope, Exit.void)
-      assert.deepStrictEqual(syncsAfterRelease, [], "no sync of f once its writer released it (its file closes next)")
+      assert.strictEqual(syncs(), syncsAtRelease, "no sync of f once its writer released it (its file closes next)")
       assert.notInclude(left, first!, "the first journal retired: every file it covers was synced")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
 
@@ -299,29 +276,10 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
       const fs = yield* FileSystem.FileSystem
       const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-coverage-" })
       const scope = yield* Scope.make()
-      const pooled = BlockingIo.fromFileSystem(fs)
-      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
-        checkpointBytes: 1024,
-        io: { ...BlockingIo.inPlace(BlockingIo.node, pooled), sync: pooled.sync }
-      }).pipe(Effect.provide(Logger.layer([])))
-      const realF = yield* fs.open(join(directory, "f.jsonl"), { flag: "a+" })
-      // f's first sync (the retiring journal's) waits at `gate`, then reports a write-back error
-      // (of B1's page, written meanwhile); later syncs succeed, as Linux's do.
-      const fSyncing = yield* Deferred.make<void>()
-      const gate = yield* Deferred.make<void>()
-      let fSyncs = 0
-      const f: FileSystem.File = Object.create(realF, {
-        sync: {
-          get: () =>
-            Effect.suspend(() =>
-              ++fSyncs === 1
-                ? Effect.andThen(Effect.andThen(Deferred.succeed(fSyncing, undefined), Deferred.await(gate)), Effect.fail(systemError("EIO", "sync", "f.jsonl")))
-                : realF.sync
-            )
-        }
-      })
+      const committer = yield* rotatingCommitter(directory, scope)
+      // f's first sync (the retiring journal's) reports a write-back error (of B1's page, written meanwhile).
+      const { real: realF, file: f, syncing: fSyncing, gate, syncs: fSyncs } = yield* firstSyncGated(directory, { fails: true })
       const other = yield* fs.open(join(directory, "other.jsonl"), { flag: "a+" })
-      const big = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(1100))))
       const small = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("B0")))
       const b1 = Format.encodeLines(Format.entryLine("t", 1, 0, JSON.stringify("B1")))
       // B0 of f in the first journal, which fills and retires, syncing f.
@@ -341,7 +299,7 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
       // ...then B1 is handed over (its write's completion ran after the sync's): acknowledged.
       yield* committer.commit({ session: "f", file: f, offset: small.length, bytes: b1 })
       // Another session fills the journal holding B1: it retires, its sync of f succeeds.
-      for (let i = 1; i < 40 && fSyncs < 2; i++) {
+      for (let i = 1; i < 40 && fSyncs() < 2; i++) {
         while (!committer.idle()) yield* Effect.sleep("1 millis")
         assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: i * big.length, bytes: big }, BlockingIo.node))
         yield* Effect.sleep("5 millis")
