@@ -23,15 +23,21 @@ import { fileOf, openRaw, session, systemError, withDirectory } from "./FileTest
 const journalsIn = (fs: FileSystem.FileSystem, directory: string) =>
   Effect.map(fs.readDirectory(directory), (names) => names.filter((name) => name.endsWith(Journal.extension)).sort())
 
-/** A committer over `directory`, a new journal every KiB; it syncs the journal through the thread pool, or with `sync`. */
-const rotatingCommitter = (directory: string, scope: Scope.Scope, sync?: BlockingIo.Io["sync"]) =>
+/**
+ * A committer over a fresh directory, a new journal every KiB, living until `scope` is closed; it
+ * syncs the journal through the thread pool, or with `sync`.
+ */
+const rotatingCommitter = (sync?: BlockingIo.Io["sync"]) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
+    const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-coverage-" })
+    const scope = yield* Scope.make()
     const pooled = BlockingIo.fromFileSystem(fs)
-    return yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
+    const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
       checkpointBytes: 1024,
       io: { ...BlockingIo.inPlace(BlockingIo.node, pooled), sync: sync ?? pooled.sync }
     }).pipe(Effect.provide(Logger.layer([])))
+    return { fs, directory, scope, committer }
   })
 
 /**
@@ -129,14 +135,11 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
     "journal mode: when a retiring journal's sync of a session file fails, the journal that a batch of that file then in flight is stored in stays too, though later syncs of the file succeed",
     () =>
       Effect.gen(function*() {
-        const fs = yield* FileSystem.FileSystem
-        const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-coverage-" })
-        const scope = yield* Scope.make()
-        const pooled = BlockingIo.fromFileSystem(fs)
         // The committer's syncs of the journal wait at `journalGate` while it is armed.
         let journalGate: Deferred.Deferred<void> | undefined
         const journalSyncing = yield* Deferred.make<void>()
-        const committer = yield* rotatingCommitter(directory, scope, (file, p) =>
+        const pooled = BlockingIo.fromFileSystem(yield* FileSystem.FileSystem)
+        const { fs, directory, scope, committer } = yield* rotatingCommitter((file, p) =>
           journalGate === undefined
             ? pooled.sync(file, p)
             : Effect.andThen(Effect.andThen(Deferred.succeed(journalSyncing, undefined), Deferred.await(journalGate)), pooled.sync(file, p)))
@@ -211,10 +214,7 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
 
   it.live("journal mode: a cut's sync of a session file and a retiring journal's sync of it run one at a time, so the report one takes is known before the journal goes", () =>
     Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-coverage-" })
-      const scope = yield* Scope.make()
-      const committer = yield* rotatingCommitter(directory, scope)
+      const { fs, directory, scope, committer } = yield* rotatingCommitter()
       // f's first sync (a failed batch's cut) takes the write-back error.
       const { real: realF, file: f, syncing: cutSyncing, gate } = yield* firstSyncGated(directory, { fails: true })
       const other = yield* fs.open(join(directory, "other.jsonl"), { flag: "a+" })
@@ -239,10 +239,7 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
 
   it.live("journal mode: a retiring journal never syncs a session file whose writer released it (and closed it) while the retire waited its turn", () =>
     Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-coverage-" })
-      const scope = yield* Scope.make()
-      const committer = yield* rotatingCommitter(directory, scope)
+      const { fs, directory, scope, committer } = yield* rotatingCommitter()
       // f: a writer's session file, in a scope of its own (the writer's), closed right after release;
       // its first sync, the closing writer's, waits at `gate`.
       const fScope = yield* Scope.make()
@@ -273,10 +270,7 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
 
   it.live("journal mode: a batch written to a session file before a failed sync of it, but handed over after the failure is recorded (a writer writes, then hands over), leaves its journal kept", () =>
     Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-coverage-" })
-      const scope = yield* Scope.make()
-      const committer = yield* rotatingCommitter(directory, scope)
+      const { fs, directory, scope, committer } = yield* rotatingCommitter()
       // f's first sync (the retiring journal's) reports a write-back error (of B1's page, written meanwhile).
       const { real: realF, file: f, syncing: fSyncing, gate, syncs: fSyncs } = yield* firstSyncGated(directory, { fails: true })
       const other = yield* fs.open(join(directory, "other.jsonl"), { flag: "a+" })
