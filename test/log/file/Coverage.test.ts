@@ -65,6 +65,19 @@ const firstSyncGated = (directory: string, options: { readonly fails: boolean; r
     return { real, file, syncing, gate, syncs: () => syncs }
   })
 
+/**
+ * Lone batches of another session, each filling a journal of `rotatingCommitter`, from `from` on, till
+ * `enough` (or 40 journals): each journal they fill retires, syncing the session files it covers.
+ */
+const fillJournals = (committer: JournalCommitter.Committer, other: FileSystem.File, from: number, enough: () => boolean) =>
+  Effect.gen(function*() {
+    for (let i = from; i < 40 && !enough(); i++) {
+      while (!committer.idle()) yield* Effect.sleep("1 millis")
+      assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: i * big.length, bytes: big }, BlockingIo.node))
+      yield* Effect.sleep("5 millis")
+    }
+  })
+
 /** A line big enough to fill a journal of `rotatingCommitter` alone. */
 const big = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".repeat(1100))))
 
@@ -168,11 +181,7 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
         journalGate = undefined
         yield* Fiber.join(b1)
         // Another session fills the second journal: it retires, syncing f again (that sync succeeds).
-        for (let i = 0; i < 40 && fSyncs() < 2; i++) {
-          while (!committer.idle()) yield* Effect.sleep("1 millis")
-          assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: i * big.length, bytes: big }, BlockingIo.node))
-          yield* Effect.sleep("5 millis")
-        }
+        yield* fillJournals(committer, other, 0, () => fSyncs() >= 2)
         yield* Effect.sleep("100 millis")
         const left = yield* journalsIn(fs, directory)
         yield* Scope.close(scope, Exit.void)
@@ -293,11 +302,7 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
       // ...then B1 is handed over (its write's completion ran after the sync's): acknowledged.
       yield* committer.commit({ session: "f", file: f, offset: small.length, bytes: b1 })
       // Another session fills the journal holding B1: it retires, its sync of f succeeds.
-      for (let i = 1; i < 40 && fSyncs() < 2; i++) {
-        while (!committer.idle()) yield* Effect.sleep("1 millis")
-        assert.isUndefined(committer.commitBlocking({ session: "other", file: other, offset: i * big.length, bytes: big }, BlockingIo.node))
-        yield* Effect.sleep("5 millis")
-      }
+      yield* fillJournals(committer, other, 1, () => fSyncs() >= 2)
       yield* Effect.sleep("100 millis")
       const left = yield* journalsIn(fs, directory)
       yield* Scope.close(scope, Exit.void)
