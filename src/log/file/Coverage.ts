@@ -46,11 +46,13 @@ export const make = (generations: ReadonlySet<JournalFile.JournalFile>): Effect.
       for (const generation of generations) if (generation.dirty.has(file)) generation.unsyncable ??= unsyncable
     }
     return {
+      // A sync, once begun, runs to its answer, which is heard: interrupted (the log closing during a
+      // checkpoint), it would still run in the thread pool and take a report no one records.
       sync: (file, still) =>
         syncing.withPermit(Effect.suspend(() =>
           still !== undefined && !still()
             ? Effect.void
-            : Effect.tapError(file.sync, (error) => Effect.sync(() => failed(file, error.message)))
+            : Effect.uninterruptible(Effect.tapError(file.sync, (error) => Effect.sync(() => failed(file, error.message))))
         )),
       failed,
       unsynced: (file) => everFailed.has(file),

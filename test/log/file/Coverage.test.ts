@@ -16,6 +16,7 @@ import * as Journal from "../../../src/log/file/Journal.ts"
 import * as JournalCommitter from "../../../src/log/file/JournalCommitter.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
+import * as SessionId from "../../../src/log/SessionId.ts"
 import * as Writers from "../../../src/log/file/Writers.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import { fileOf, openRaw, session, systemError, withDirectory } from "./FileTest.ts"
@@ -310,4 +311,56 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
       assert.include(left, first!, "the first journal stays (its sync of f failed)")
       assert.include(left, second, "the journal holding B1 (written to f before f's failed sync) stays too")
     }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)))
+
+  it.live("journal mode: a checkpoint's sync of a session file under way as the log closes runs to its answer: the journal holding an acknowledged append stays when it fails", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const real = yield* FileSystem.FileSystem
+        const sessionFile = fileOf(directory)
+        const other = SessionId.decodeSync("other-session")
+        let armed = false
+        const syncing = yield* Deferred.make<void>()
+        const syncs: Array<string> = []
+        const fs = FileSystem.FileSystem.of({
+          ...real,
+          open: (path, o) =>
+            Effect.map(real.open(path, o), (file) =>
+              path !== sessionFile ? file : Object.create(file, {
+                sync: {
+                  get: () =>
+                    Effect.suspend(() => {
+                      if (!armed) {
+                        syncs.push("ok")
+                        return file.sync
+                      }
+                      // The kernel's fsync takes the write-back error now (errseq), and answers
+                      // once the disk gives up, 300 ms later, whether anyone still waits or not.
+                      armed = false
+                      syncs.push("EIO")
+                      return Effect.andThen(
+                        Effect.andThen(Deferred.succeed(syncing, undefined), Effect.sleep("300 millis")),
+                        Effect.fail(systemError("EIO", "sync", sessionFile))
+                      )
+                    })
+                }
+              }))
+        })
+        let first = ""
+        yield* openRaw(directory, (log) =>
+          Effect.gen(function*() {
+            // Acknowledged: durable in the first journal, in the session file's page cache only.
+            yield* log.append(session, "t", { n: 0 })
+            first = (yield* journalsIn(real, directory))[0]!
+            // The disk fails that page's write-back: the next sync of the file reports it.
+            armed = true
+            // Another session fills the journal: a checkpoint retires it, syncing the session file.
+            yield* log.append(other, "t", { x: "x".repeat(2000) })
+            yield* Deferred.await(syncing)
+            // The log closes while that sync is under way.
+          }), { journal: { checkpointBytes: 1024 } }, fs)
+        yield* Effect.sleep("500 millis")
+        const left = yield* journalsIn(real, directory)
+        assert.include(syncs, "EIO", "the retire synced the file")
+        assert.include(left, first, `the journal holding the acknowledged append stays (syncs of the file: ${syncs.join(", ")})`)
+      })))
 })
