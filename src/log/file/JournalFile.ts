@@ -126,14 +126,15 @@ export const open = Effect.fnUntraced(function*(
 
 /**
  * Removes, as the log closes, the journals with nothing left to cover (every session file they cover
- * synced), each with the directory synced after; answers whether none of them stays on disk.
+ * synced), each with the directory synced after; answers whether none of them stays on disk. One
+ * already gone was removed by a retirement cut short by the close, its removal under way.
  */
 export const removeCovered = (fs: FileSystem.FileSystem, directory: string, generations: ReadonlyArray<JournalFile>): Effect.Effect<boolean> =>
-  Effect.reduce(generations, () => true, (none, generation) =>
-    generation.dirty.size > 0 || generation.unsyncable !== undefined
-      ? Effect.succeed(false)
-      : Effect.map(Effect.exit(Effect.andThen(fs.remove(generation.path), RegularFile.syncDirectory(fs, directory))), (exit) =>
-        none && Exit.isSuccess(exit)))
+  Effect.reduce(generations, () => true, (none, generation) => {
+    if (generation.dirty.size > 0 || generation.unsyncable !== undefined) return Effect.succeed(false)
+    const removed = fs.remove(generation.path).pipe(Effect.catchReason("PlatformError", "NotFound", () => Effect.void))
+    return Effect.map(Effect.exit(Effect.andThen(removed, RegularFile.syncDirectory(fs, directory))), (exit) => none && Exit.isSuccess(exit))
+  })
 
 /**
  * Removes a journal whose batches are all durable in their session files: syncs them one by one, removes

@@ -81,27 +81,30 @@ export const acquire = (
   Effect.gen(function*() {
     const fail = (detail: string) => Effect.fail(new Locked({ detail }))
 
+    const current = fs.lstat(path).pipe(
+      Effect.map(Option.some),
+      Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(Option.none()))
+    )
     for (let attempt = 0; attempt < 5; attempt++) {
-      // O_EXCL: created here, or failing; a link in the way is never followed.
-      const created = yield* Effect.exit(Effect.gen(function*() {
+      let kept = false
+      // O_EXCL: created here, or failing; a link in the way is never followed. Created, written and
+      // its removal arranged with no interruption in between: an interrupted write still lands, and
+      // would leave a lock naming this live process that nothing removes.
+      const created = yield* Effect.exit(Effect.uninterruptible(Effect.gen(function*() {
         const file = yield* fs.open(path, { flag: "wx" })
         yield* file.writeAll(new TextEncoder().encode(contentOf(self)))
-        return { file, info: yield* file.stat }
-      }))
-      if (created._tag === "Success") {
-        const mine = created.value.info
-        const current = fs.lstat(path).pipe(
-          Effect.map(Option.some),
-          Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(Option.none()))
-        )
-        let kept = false
+        const info = yield* file.stat
         // Runs before the handle closes (finalizers run in reverse): the inode is still ours to compare.
         yield* Effect.addFinalizer(() =>
           kept ? Effect.void : current.pipe(
-            Effect.flatMap((info) => Option.isSome(info) && sameFile(info.value, mine) ? fs.remove(path) : Effect.void),
+            Effect.flatMap((found) => Option.isSome(found) && sameFile(found.value, info) ? fs.remove(path) : Effect.void),
             Effect.ignore
           )
         )
+        return info
+      })))
+      if (created._tag === "Success") {
+        const mine = created.value
         const verify = (found: BlockingIo.Identity | undefined) =>
           found === undefined
             ? new OwnershipLost({ path, detail: "was removed while this process held it" })
