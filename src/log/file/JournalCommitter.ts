@@ -245,9 +245,8 @@ export const make = Effect.fnUntraced(function*(
         }))
 
   /**
-   * One round of the committer: the batches that gathered, stored together and answered, then
-   * upkeep if due. Uninterruptible: closing the log waits for a round in flight, whose callers wait
-   * for it too.
+   * One round of the committer: the batches that gathered, stored together and answered, then upkeep
+   * if due. Uninterruptible: closing the log waits for a round in flight, whose callers wait too.
    */
   const round = (items: ReadonlyArray<Chunk | "upkeep">) =>
     Effect.suspend(() => {
@@ -281,7 +280,9 @@ export const make = Effect.fnUntraced(function*(
     const batch = left.filter((item): item is Chunk => item !== "upkeep")
     return batch.length === 0 ? Effect.void : answer(batch)
   }))
-  yield* Queue.takeAll(queue).pipe(Effect.flatMap(round), Effect.forever, Effect.forkIn(scope))
+  // Interruptible while it waits; once it has taken chunks, their round runs (else they'd go unanswered).
+  const next = Effect.uninterruptibleMask((restore) => Effect.flatMap(restore(Queue.takeAll(queue)), round))
+  yield* next.pipe(Effect.forever, Effect.forkIn(scope))
 
   return {
     commit: (chunk) => Effect.asVoid(handOver(chunk, undefined)),
