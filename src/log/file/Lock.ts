@@ -92,8 +92,10 @@ export const acquire = (
       // would leave a lock naming this live process that nothing removes.
       const created = yield* Effect.exit(Effect.uninterruptible(Effect.gen(function*() {
         const file = yield* fs.open(path, { flag: "wx" })
-        yield* file.writeAll(new TextEncoder().encode(contentOf(self)))
-        const info = yield* file.stat
+        const written = yield* Effect.exit(Effect.andThen(file.writeAll(new TextEncoder().encode(contentOf(self))), file.stat))
+        // Created exclusively a moment ago, within `creationGraceMs`, so no other process takes it over: ours to remove.
+        if (written._tag === "Failure") return yield* Effect.andThen(Effect.ignore(fs.remove(path)), Effect.failCause(written.cause))
+        const info = written.value
         // Runs before the handle closes (finalizers run in reverse): the inode is still ours to compare.
         yield* Effect.addFinalizer(() =>
           kept ? Effect.void : current.pipe(

@@ -36,16 +36,12 @@ export const prepare = Effect.fnUntraced(function*(
   if (found === undefined || !found.header) {
     // New, or created by a crash before its header was durable: nothing in it was acknowledged.
     const header = Format.headerLine(session, yield* Clock.currentTimeMillis)
-    // Written, synced and its directory entry synced with no interruption in between: an interrupted
-    // write still lands, and the next open, finding the header, would take the file for created.
-    yield* Effect.uninterruptible(Effect.andThen(
-      Effect.scoped(Effect.gen(function*() {
-        const handle = yield* RegularFile.open(fs, path, "w")
-        yield* handle.writeAll(header)
-        yield* handle.sync
-      })),
-      RegularFile.syncDirectory(fs, directory)
-    ))
+    yield* Effect.scoped(Effect.gen(function*() {
+      const handle = yield* RegularFile.open(fs, path, "w")
+      // Written, synced and its directory entry synced with no interruption in between: an interrupted
+      // write still lands, and the next open, finding the header, would take the file for created.
+      yield* Effect.uninterruptible(Effect.andThen(Effect.andThen(handle.writeAll(header), handle.sync), RegularFile.syncDirectory(fs, directory)))
+    }))
     const end: Scanner.Position = { offset: header.length, line: 2, seq: 0 }
     return { end, opened: { entries: 0, repairedBytes: found?.tail ?? 0 } satisfies Opened }
   }

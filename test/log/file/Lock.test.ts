@@ -1,8 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
+import { join } from "node:path"
 import { createInterface } from "node:readline"
-import { Effect, FileSystem } from "effect"
+import { Effect, Exit, FileSystem } from "effect"
 import * as SessionFile from "../../../src/log/file/Format.ts"
+import * as Lock from "../../../src/log/file/Lock.ts"
+import * as Owner from "../../../src/log/file/Owner.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import { failureOf } from "../SessionLogConformance.ts"
 import { failing, open, openRaw, session, systemError, todo, withDirectory } from "./FileTest.ts"
@@ -108,3 +111,28 @@ describe("Lock: storage failures say what happened", () => {
       })
     ))
 })
+
+describe("Lock: a creation that fails", () => {
+  for (const call of ["writeAll", "stat"] as const) {
+    it.effect(`a lock file whose ${call} fails as it is created is removed at once: the next acquire takes the lock`, () =>
+      withDirectory((directory) =>
+        Effect.gen(function*() {
+          const real = yield* FileSystem.FileSystem
+          const lockPath = join(directory, SessionFile.lockName(session))
+          const failed = systemError("EIO", call, lockPath)
+          const fs = FileSystem.FileSystem.of({
+            ...real,
+            open: (path, o) =>
+              Effect.map(real.open(path, o), (file) =>
+                path !== lockPath ? file : Object.create(file, {
+                  [call]: call === "writeAll" ? { value: () => Effect.fail(failed) } : { get: () => Effect.fail(failed) }
+                }))
+          })
+          const self = yield* Owner.self(real)
+          assert.isTrue(Exit.isFailure(yield* Effect.exit(Effect.scoped(Lock.acquire(fs, lockPath, self)))))
+          assert.isFalse(yield* real.exists(lockPath), "no lock naming this live process is left behind")
+          assert.isTrue(Exit.isSuccess(yield* Effect.exit(Effect.scoped(Lock.acquire(real, lockPath, self)))))
+        })))
+  }
+})
+
