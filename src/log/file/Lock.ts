@@ -92,10 +92,19 @@ export const acquire = (
       // would leave a lock naming this live process that nothing removes.
       const created = yield* Effect.exit(Effect.uninterruptible(Effect.gen(function*() {
         const file = yield* fs.open(path, { flag: "wx" })
-        const written = yield* Effect.exit(Effect.andThen(file.writeAll(new TextEncoder().encode(contentOf(self))), file.stat))
-        // Created exclusively a moment ago, within `creationGraceMs`, so no other process takes it over: ours to remove.
-        if (written._tag === "Failure") return yield* Effect.andThen(Effect.ignore(fs.remove(path)), Effect.failCause(written.cause))
-        const info = written.value
+        // Its identity first, while it is still empty: a failure here leaves a lock naming no one, which
+        // others take over once `creationGraceMs` has passed.
+        const info = yield* file.stat
+        const written = yield* Effect.exit(file.writeAll(new TextEncoder().encode(contentOf(self))))
+        // Removed only if the path still names this file: a write held up past `creationGraceMs` may
+        // have let another process take the (empty) lock over and make its own.
+        if (written._tag === "Failure") {
+          yield* current.pipe(
+            Effect.flatMap((found) => Option.isSome(found) && sameFile(found.value, info) ? fs.remove(path) : Effect.void),
+            Effect.ignore
+          )
+          return yield* Effect.failCause(written.cause)
+        }
         // Runs before the handle closes (finalizers run in reverse): the inode is still ours to compare.
         yield* Effect.addFinalizer(() =>
           kept ? Effect.void : current.pipe(

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
-import { Effect, Exit, FileSystem } from "effect"
+import { Effect, Exit, FileSystem, Scope } from "effect"
 import * as SessionFile from "../../../src/log/file/Format.ts"
 import * as Lock from "../../../src/log/file/Lock.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
@@ -114,7 +114,9 @@ describe("Lock: storage failures say what happened", () => {
 
 describe("Lock: a creation that fails", () => {
   for (const call of ["writeAll", "stat"] as const) {
-    it.effect(`a lock file whose ${call} fails as it is created is removed at once: the next acquire takes the lock`, () =>
+    it.live(`a lock file whose ${call} fails as it is created names no live process: ${
+      call === "writeAll" ? "removed at once" : "left empty, taken over past the grace"
+    }, the next acquire takes the lock`, () =>
       withDirectory((directory) =>
         Effect.gen(function*() {
           const real = yield* FileSystem.FileSystem
@@ -130,9 +132,50 @@ describe("Lock: a creation that fails", () => {
           })
           const self = yield* Owner.self(real)
           assert.isTrue(Exit.isFailure(yield* Effect.exit(Effect.scoped(Lock.acquire(fs, lockPath, self)))))
-          assert.isFalse(yield* real.exists(lockPath), "no lock naming this live process is left behind")
+          if (call === "writeAll") {
+            assert.isFalse(yield* real.exists(lockPath), "no lock naming this live process is left behind")
+          } else {
+            // Its identity unknown, it is not removed; but it is empty, naming no one: taken over past the grace.
+            assert.strictEqual(yield* real.readFileString(lockPath), "", "no lock naming this live process is left behind")
+            const old = new Date(Date.now() - 3_000)
+            yield* real.utimes(lockPath, old, old)
+          }
           assert.isTrue(Exit.isSuccess(yield* Effect.exit(Effect.scoped(Lock.acquire(real, lockPath, self)))))
         })))
   }
-})
 
+  it.live("a creation whose write is held up past the grace, then fails, leaves the lock another process took over meanwhile", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const real = yield* FileSystem.FileSystem
+        const lockPath = join(directory, SessionFile.lockName(session))
+        const self = yield* Owner.self(real)
+        const otherScope = yield* Scope.make()
+        let other: Lock.Held | undefined
+        const fs = FileSystem.FileSystem.of({
+          ...real,
+          open: (path, o) =>
+            Effect.map(real.open(path, o), (file) =>
+              path !== lockPath ? file : Object.create(file, {
+                writeAll: {
+                  value: () =>
+                    Effect.gen(function*() {
+                      // The write blocks for more than creationGraceMs (simulated by backdating the empty file) ...
+                      const old = new Date(Date.now() - 3_000)
+                      yield* real.utimes(lockPath, old, old)
+                      // ... meanwhile another process finds an empty lock past its grace and takes it over ...
+                      other = yield* Scope.provide(Lock.acquire(real, lockPath, self), otherScope)
+                      // ... then the write fails.
+                      return yield* systemError("EIO", "writeAll", lockPath)
+                    })
+                }
+              }))
+        })
+        assert.isTrue(Exit.isFailure(yield* Effect.exit(Effect.scoped(Lock.acquire(fs, lockPath, self)))))
+        assert.isDefined(other, "the other process took the lock over")
+        assert.isTrue(yield* real.exists(lockPath), "the other process's lock is still there")
+        const found = yield* real.lstat(lockPath)
+        assert.strictEqual(found.ino._tag === "Some" ? found.ino.value : undefined, other!.ino, "and is the other process's")
+        yield* Scope.close(otherScope, Exit.void)
+      })))
+})
