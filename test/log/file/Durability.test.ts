@@ -243,13 +243,14 @@ describe("SessionLogFile durability, by the order of disk operations", () => {
         (_, append) => workload(ids("d", 5), 40, append)
       )
       const closing = events.findIndex((e) => e.op === "mark")
-      const removed = assertDirtyFilesSyncedBeforeRemove(events)
+      assertDirtyFilesSyncedBeforeRemove(events)
       const rotatedBeforeClose = events.filter((e, i) => i < closing && e.op === "remove" && isJournal(e.path)).length
       assert.isAtLeast(rotatedBeforeClose, 1, "a checkpoint removed a rotated journal while the log was open")
-      const created = new Set(events.filter((e) => e.op === "open" && creates(e.flag) && isJournal(e.path)).map((e) => e.path))
-      assert.strictEqual(removed, created.size, "every journal was removed by the end")
+      // Every journal is gone by the end. (Not counted by their recorded removals: a removal is recorded
+      // once answered, and one a retirement made as the log closed may go unanswered, its journal found
+      // gone on close.)
       const fs = yield* FileSystem.FileSystem
-      assert.deepStrictEqual((yield* fs.readDirectory(directory)).filter(isJournal), [])
+      assert.deepStrictEqual((yield* fs.readDirectory(directory)).filter(isJournal), [], "every journal was removed by the end")
     }).pipe(Effect.provide(NodeServices.layer)))
 
   describe("one session alone: blocking calls, as durable", () => {
