@@ -81,10 +81,12 @@ export const acquire = (
   Effect.gen(function*() {
     const fail = (detail: string) => Effect.fail(new Locked({ detail }))
 
-    const current = fs.lstat(path).pipe(
-      Effect.map(Option.some),
-      Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(Option.none()))
-    )
+    /** Removes the lock file if its path still names `mine`: never another holder's. */
+    const removeIfMine = (mine: FileSystem.File.Info) =>
+      fs.lstat(path).pipe(
+        Effect.flatMap((found) => sameFile(found, mine) ? fs.remove(path) : Effect.void),
+        Effect.ignore
+      )
     for (let attempt = 0; attempt < 5; attempt++) {
       let kept = false
       // O_EXCL: created here, or failing; a link in the way is never followed. Created, written and
@@ -98,20 +100,9 @@ export const acquire = (
         const written = yield* Effect.exit(file.writeAll(new TextEncoder().encode(contentOf(self))))
         // Removed only if the path still names this file: a write held up past `creationGraceMs` may
         // have let another process take the (empty) lock over and make its own.
-        if (written._tag === "Failure") {
-          yield* current.pipe(
-            Effect.flatMap((found) => Option.isSome(found) && sameFile(found.value, info) ? fs.remove(path) : Effect.void),
-            Effect.ignore
-          )
-          return yield* Effect.failCause(written.cause)
-        }
+        if (written._tag === "Failure") return yield* Effect.andThen(removeIfMine(info), Effect.failCause(written.cause))
         // Runs before the handle closes (finalizers run in reverse): the inode is still ours to compare.
-        yield* Effect.addFinalizer(() =>
-          kept ? Effect.void : current.pipe(
-            Effect.flatMap((found) => Option.isSome(found) && sameFile(found.value, info) ? fs.remove(path) : Effect.void),
-            Effect.ignore
-          )
-        )
+        yield* Effect.addFinalizer(() => kept ? Effect.void : removeIfMine(info))
         return info
       })))
       if (created._tag === "Success") {

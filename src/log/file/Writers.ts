@@ -3,8 +3,9 @@
  * again once idle, so a long-running process that appends to many sessions holds the descriptors and
  * locks of the ones in use, not of every session it ever touched. A session opened from the start
  * (`open`) stays held until the log closes; so does a writer that lost its session, which must go on
- * refusing appends, and one whose failed batch may be replayed from the journal (`Writer.replayable`):
- * its lock goes only after the journal does (see `HeldBack`).
+ * refusing appends, and one whose batches a journal may hold past this process (a failed batch that
+ * may be replayed, `Writer.replayable`, or a sync of its file that failed): its lock goes only after
+ * the journal does (see `HeldBack`).
  *
  * The pool also decides which batches are alone: no other batch in flight, and either no batch at
  * all started within `contentionWindowMs`, or the last `aloneAfterBatches` batches were all this
