@@ -19,7 +19,7 @@ import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as Writers from "../../../src/log/file/Writers.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
-import { fileOf, openRaw, session, systemError, withDirectory } from "./FileTest.ts"
+import { fileOf, openRaw, overriding, session, systemError, withDirectory } from "./FileTest.ts"
 
 const journalsIn = (fs: FileSystem.FileSystem, directory: string) =>
   Effect.map(fs.readDirectory(directory), (names) => names.filter((name) => name.endsWith(Journal.extension)).sort())
@@ -90,21 +90,16 @@ const big = Format.encodeLines(Format.entryLine("t", 0, 0, JSON.stringify("x".re
 const errseq = (real: FileSystem.FileSystem) => {
   const armed = new Set<string>()
   const reported: Array<string> = []
-  const fs = FileSystem.FileSystem.of({
-    ...real,
-    open: (path, o) =>
-      Effect.map(real.open(path, o), (file) =>
-        Object.create(file, {
-          sync: {
-            get: () =>
-              Effect.suspend(() => {
-                if (!armed.delete(path)) return file.sync
-                reported.push(path)
-                return Effect.fail(systemError("EIO", "sync", path))
-              })
-          }
-        }))
-  })
+  const fs = overriding(real, (path, file) => ({
+    sync: {
+      get: () =>
+        Effect.suspend(() => {
+          if (!armed.delete(path)) return file.sync
+          reported.push(path)
+          return Effect.fail(systemError("EIO", "sync", path))
+        })
+    }
+  }))
   return { fs, reported, arm: (path: string) => armed.add(path) }
 }
 
@@ -321,30 +316,26 @@ describe("Coverage: write-back errors reported once (errseq)", () => {
         let armed = false
         const syncing = yield* Deferred.make<void>()
         const syncs: Array<string> = []
-        const fs = FileSystem.FileSystem.of({
-          ...real,
-          open: (path, o) =>
-            Effect.map(real.open(path, o), (file) =>
-              path !== sessionFile ? file : Object.create(file, {
-                sync: {
-                  get: () =>
-                    Effect.suspend(() => {
-                      if (!armed) {
-                        syncs.push("ok")
-                        return file.sync
-                      }
-                      // The kernel's fsync takes the write-back error now (errseq), and answers
-                      // once the disk gives up, 300 ms later, whether anyone still waits or not.
-                      armed = false
-                      syncs.push("EIO")
-                      return Effect.andThen(
-                        Effect.andThen(Deferred.succeed(syncing, undefined), Effect.sleep("300 millis")),
-                        Effect.fail(systemError("EIO", "sync", sessionFile))
-                      )
-                    })
-                }
-              }))
-        })
+        const fs = overriding(real, (path, file) =>
+          path !== sessionFile ? undefined : {
+            sync: {
+              get: () =>
+                Effect.suspend(() => {
+                  if (!armed) {
+                    syncs.push("ok")
+                    return file.sync
+                  }
+                  // The kernel's fsync takes the write-back error now (errseq), and answers
+                  // once the disk gives up, 300 ms later, whether anyone still waits or not.
+                  armed = false
+                  syncs.push("EIO")
+                  return Effect.andThen(
+                    Effect.andThen(Deferred.succeed(syncing, undefined), Effect.sleep("300 millis")),
+                    Effect.fail(systemError("EIO", "sync", sessionFile))
+                  )
+                })
+            }
+          })
         let first = ""
         yield* openRaw(directory, (log) =>
           Effect.gen(function*() {

@@ -84,6 +84,23 @@ export const systemError = (code: string, method: string, pathOrDescriptor: stri
   })
 
 /**
+ * The real file system, but a file opened at a path for which `overrides` answers property descriptors
+ * has them over its own (`Object.create`): a fake call for that file alone.
+ */
+export const overriding = (
+  real: FileSystem.FileSystem,
+  overrides: (path: string, file: FileSystem.File) => PropertyDescriptorMap | undefined
+) =>
+  FileSystem.FileSystem.of({
+    ...real,
+    open: (path, o) =>
+      Effect.map(real.open(path, o), (file): FileSystem.File => {
+        const own = overrides(path, file)
+        return own === undefined ? file : Object.create(file, own)
+      })
+  })
+
+/**
  * The real file system, except that `open(path, flag)` may answer an error for an open, `write()`
  * one for a write to any file opened through it, and `sync(path)` and `truncate(path)` one for a
  * sync or a cut of the file opened at `path` (through `FileSystem`: blocking calls bypass them).

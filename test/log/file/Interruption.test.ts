@@ -14,7 +14,7 @@ import * as Journal from "../../../src/log/file/Journal.ts"
 import * as JournalCommitter from "../../../src/log/file/JournalCommitter.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
-import { session, withDirectory } from "./FileTest.ts"
+import { overriding, session, withDirectory } from "./FileTest.ts"
 
 const answerLate = <A, E>(call: Effect.Effect<A, E>, ms: number) => Effect.tap(call, () => Effect.sleep(`${ms} millis`))
 
@@ -25,15 +25,11 @@ describe("Interrupted thread-pool calls", () => {
         const real = yield* FileSystem.FileSystem
         const lockPath = join(directory, Format.lockName(session))
         let slow = true
-        const fs = FileSystem.FileSystem.of({
-          ...real,
-          open: (path, o) =>
-            Effect.map(real.open(path, o), (file) =>
-              path !== lockPath || !slow ? file : Object.create(file, {
-                // The content is written at once; the answer comes 200 ms later.
-                writeAll: { value: (bytes: Uint8Array) => answerLate(file.writeAll(bytes), 200) }
-              }))
-        })
+        const fs = overriding(real, (path, file) =>
+          path !== lockPath || !slow ? undefined : {
+            // The content is written at once; the answer comes 200 ms later.
+            writeAll: { value: (bytes: Uint8Array) => answerLate(file.writeAll(bytes), 200) }
+          })
         const repair = SessionLogFile.repair({ directory }, session).pipe(Effect.provideService(FileSystem.FileSystem, fs))
         const first = yield* Effect.exit(Effect.timeout(repair, "30 millis"))
         assert.isTrue(Exit.isFailure(first), "the first repair timed out")
@@ -52,19 +48,13 @@ describe("Interrupted thread-pool calls", () => {
         const sessionPath = join(directory, Format.fileName(session))
         let slow = true
         let directorySyncs = 0
-        const fs = FileSystem.FileSystem.of({
-          ...real,
-          open: (path, o) =>
-            Effect.map(real.open(path, o), (file) => {
-              if (path === directory) {
-                return Object.create(file, { sync: { get: () => Effect.andThen(Effect.sync(() => directorySyncs++), file.sync) } })
-              }
-              return path !== sessionPath || !slow ? file : Object.create(file, {
-                // The header's fsync is made at once; its answer comes 200 ms later.
-                sync: { get: () => answerLate(file.sync, 200) }
-              })
-            })
-        })
+        const fs = overriding(real, (path, file) =>
+          path === directory
+            ? { sync: { get: () => Effect.andThen(Effect.sync(() => directorySyncs++), file.sync) } }
+            : path !== sessionPath || !slow
+            ? undefined
+            // The header's fsync is made at once; its answer comes 200 ms later.
+            : { sync: { get: () => answerLate(file.sync, 200) } })
         const repair = SessionLogFile.repair({ directory }, session).pipe(Effect.provideService(FileSystem.FileSystem, fs))
         const first = yield* Effect.exit(Effect.timeout(repair, "30 millis"))
         assert.isTrue(Exit.isFailure(first), "the first repair timed out")

@@ -8,7 +8,7 @@ import * as Lock from "../../../src/log/file/Lock.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import { failureOf } from "../SessionLogConformance.ts"
-import { failing, open, openRaw, session, systemError, todo, withDirectory } from "./FileTest.ts"
+import { failing, open, openRaw, overriding, session, systemError, todo, withDirectory } from "./FileTest.ts"
 import { appender } from "../../support/Executables.ts"
 
 const exited = (child: ChildProcess) =>
@@ -122,14 +122,10 @@ describe("Lock: a creation that fails", () => {
           const real = yield* FileSystem.FileSystem
           const lockPath = join(directory, SessionFile.lockName(session))
           const failed = systemError("EIO", call, lockPath)
-          const fs = FileSystem.FileSystem.of({
-            ...real,
-            open: (path, o) =>
-              Effect.map(real.open(path, o), (file) =>
-                path !== lockPath ? file : Object.create(file, {
-                  [call]: call === "writeAll" ? { value: () => Effect.fail(failed) } : { get: () => Effect.fail(failed) }
-                }))
-          })
+          const fs = overriding(real, (path) =>
+            path !== lockPath ? undefined : {
+              [call]: call === "writeAll" ? { value: () => Effect.fail(failed) } : { get: () => Effect.fail(failed) }
+            })
           const self = yield* Owner.self(real)
           assert.isTrue(Exit.isFailure(yield* Effect.exit(Effect.scoped(Lock.acquire(fs, lockPath, self)))))
           if (call === "writeAll") {
@@ -152,25 +148,21 @@ describe("Lock: a creation that fails", () => {
         const self = yield* Owner.self(real)
         const otherScope = yield* Scope.make()
         let other: Lock.Held | undefined
-        const fs = FileSystem.FileSystem.of({
-          ...real,
-          open: (path, o) =>
-            Effect.map(real.open(path, o), (file) =>
-              path !== lockPath ? file : Object.create(file, {
-                writeAll: {
-                  value: () =>
-                    Effect.gen(function*() {
-                      // The write blocks for more than creationGraceMs (simulated by backdating the empty file) ...
-                      const old = new Date(Date.now() - 3_000)
-                      yield* real.utimes(lockPath, old, old)
-                      // ... meanwhile another process finds an empty lock past its grace and takes it over ...
-                      other = yield* Scope.provide(Lock.acquire(real, lockPath, self), otherScope)
-                      // ... then the write fails.
-                      return yield* systemError("EIO", "writeAll", lockPath)
-                    })
-                }
-              }))
-        })
+        const fs = overriding(real, (path) =>
+          path !== lockPath ? undefined : {
+            writeAll: {
+              value: () =>
+                Effect.gen(function*() {
+                  // The write blocks for more than creationGraceMs (simulated by backdating the empty file) ...
+                  const old = new Date(Date.now() - 3_000)
+                  yield* real.utimes(lockPath, old, old)
+                  // ... meanwhile another process finds an empty lock past its grace and takes it over ...
+                  other = yield* Scope.provide(Lock.acquire(real, lockPath, self), otherScope)
+                  // ... then the write fails.
+                  return yield* systemError("EIO", "writeAll", lockPath)
+                })
+            }
+          })
         assert.isTrue(Exit.isFailure(yield* Effect.exit(Effect.scoped(Lock.acquire(fs, lockPath, self)))))
         assert.isDefined(other, "the other process took the lock over")
         assert.isTrue(yield* real.exists(lockPath), "the other process's lock is still there")
