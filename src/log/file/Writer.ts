@@ -45,6 +45,8 @@ export interface Writer {
   lost: OwnershipLost | undefined
   /** A failed batch of it may be replayed from the journal after a crash: it keeps its lock till the log closes. */
   replayable: boolean
+  /** What the journal's I/O thread is told of this writer: made once, so that the thread is told once (see `IoThread`). */
+  onThread: IoCalls.Write | undefined
 }
 
 /** Opens a prepared session file for appending, under the lock held. */
@@ -59,7 +61,7 @@ export const open = Effect.fnUntraced(function*(
   const { end } = yield* Tail.prepare(fs, directory, path, session, maxLineBytes)
   // Readable too: `Blocking.stillAt` reads the last byte back.
   const { file, info: opened } = yield* RegularFile.opened(fs, path, "a+")
-  return { path, file, lock, opened, end, lost: undefined, replayable: false } satisfies Writer
+  return { path, file, lock, opened, end, lost: undefined, replayable: false, onThread: undefined } satisfies Writer
 })
 
 /** Why the session file at the writer's path (`found`, its `lstat`) is no longer what it wrote, ending at `end`. */
@@ -246,7 +248,7 @@ const appendThrough = (
   if (writer.lost !== undefined) return Effect.fail(writer.lost)
   const { end: start, lock, path } = writer
   const bytes = Format.entryLines(batch, start.seq)
-  const write = { fd, path, lock: lock.path, lockDev: lock.dev, lockIno: lock.ino }
+  const write = writer.onThread ??= { fd, path, lock: lock.path, lockDev: lock.dev, lockIno: lock.ino }
   const committed = commitWriting({ session, file: writer.file, offset: start.offset, bytes, write })
   return Effect.flatMap(Effect.exit(committed), (exit): Effect.Effect<number, Failure> => {
     if (Exit.isFailure(exit)) return Cut.thenFail(writer, start, exit.cause, journal)

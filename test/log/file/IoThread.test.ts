@@ -68,6 +68,49 @@ describe("IoThread", () => {
       })
     ))
 
+  it.effect("writes each batch to its writer's file, with writers told once and, past the thread's bound, let go of and told again", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        // At most 2 writers held by the thread, 5 writing in turn: most batches' writer was let go of.
+        const thread = yield* IoThread.make(scope, undefined, 2)
+        const writers = Array.from({ length: 5 }, (_, w) => {
+          const path = join(directory, `session-${w}.jsonl`)
+          const lock = `${path}.lock`
+          fs.writeFileSync(lock, "held\n")
+          const held = fs.lstatSync(lock, { bigint: true })
+          const write: IoCalls.Write = { fd: fs.openSync(path, "a+"), path, lock, lockDev: held.dev, lockIno: held.ino }
+          return write
+        })
+        const journalPath = join(directory, "journal.wal")
+        const journal = fs.openSync(journalPath, "w")
+        // Writers in an order that lets go of some mid-group (groups of 16) and comes back to them.
+        const order = Array.from({ length: 60 }, (_, i) => (i * 3 + (i >> 3)) % 5)
+        order.forEach((w, i) =>
+          thread.write({ id: i, header: encoder.encode(`<${i}>`), lines: encoder.encode(`batch ${i} of ${w}\n`), write: writers[w] })
+        )
+        const response = yield* thread.commit(order.length - 1, journal, 0)
+        assert.deepStrictEqual(response.ids, order.map((_, i) => i))
+        assert.strictEqual(response.writers, 2, "the thread holds as many writers as its bound")
+        response.outcomes.forEach((outcome, i) => {
+          assert.strictEqual(outcome._tag, "Durable", `batch ${i}`)
+          const found = outcome._tag === "Durable" ? outcome.found : undefined
+          assert.strictEqual(found?.ino, fs.statSync(writers[order[i]!]!.path, { bigint: true }).ino, `batch ${i} looked at its own file`)
+        })
+        writers.forEach((write, w) =>
+          assert.strictEqual(
+            fs.readFileSync(write.path, "utf8"),
+            order.flatMap((writer, i) => writer === w ? [`batch ${i} of ${w}\n`] : []).join(""),
+            `writer ${w}'s file holds its batches, in order`
+          )
+        )
+        assert.strictEqual(fs.readFileSync(journalPath, "utf8"), order.map((w, i) => `<${i}>batch ${i} of ${w}\n`).join(""))
+        yield* Scope.close(scope, Exit.void)
+        writers.forEach((write) => fs.closeSync(write.fd))
+        fs.closeSync(journal)
+      })
+    ))
+
   /**
    * A commit waiting on a thread that never answers (`stopping` stops it while the commit waits):
    * answers the commit's exit, with the thread and its worker.

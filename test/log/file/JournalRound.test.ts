@@ -49,7 +49,8 @@ const fakeThread = (commit: (upTo: number, fd: number, position: number) => Effe
   const asked: Array<readonly [number, number, number]> = []
   const thread: IoThread.IoThread = {
     write: () => undefined,
-    commit: (upTo, fd, position) => Effect.suspend(() => (asked.push([upTo, fd, position]), commit(upTo, fd, position))),
+    commit: (upTo, fd, position) =>
+      Effect.suspend(() => (asked.push([upTo, fd, position]), Effect.map(commit(upTo, fd, position), (response) => ({ ...response, writers: 0 })))),
     threaded: () => true
   }
   return { thread, asked }
