@@ -3,6 +3,15 @@
  * each batch handed over, check its lock, write it to its session file and look at the file; on
  * commit, write the records of those written to the journal with one `writev` and fdatasync it. The
  * function runs on the thread as its source text, or in place where there is no thread.
+ *
+ * The lock's check costs an `lstat` per batch, unless the session directory shows that no entry in
+ * it changed since the writer's lock was last found its own: a lock removed, renamed aside or
+ * replaced changes its directory's change time (`ctime`), as creating, linking or removing any entry
+ * does, and nothing sets it back (`utimes` sets the modification time, and the change time to now). One `stat` of the directory per group of batches then stands for their locks' `lstat`s. A
+ * change time is only as fine as the file system's clock (a tick of a few ms, or a second on some),
+ * so two changes within one tick may leave the same time: a directory's stamp is trusted only once
+ * that clock is seen past it, by a session file in it written later (its own change time, after the
+ * write, is the clock's reading then). A change after that gets a later time, whatever the clock's grain.
  */
 import type * as fs from "node:fs"
 import * as BlockingIo from "./BlockingIo.ts"
@@ -19,6 +28,8 @@ export interface Fault {
 export interface Write {
   readonly fd: number
   readonly path: string
+  /** The directory holding the session file and its lock. */
+  readonly directory: string
   readonly lock: string
   readonly lockDev: bigint
   readonly lockIno: bigint | undefined
@@ -63,6 +74,7 @@ export interface Response {
 /** The synchronous calls the thread makes. */
 export interface Calls {
   readonly lstatSync: (path: string, options: { bigint: true; throwIfNoEntry: false }) => fs.BigIntStats | undefined
+  readonly statSync: (path: string, options: { bigint: true; throwIfNoEntry: false }) => fs.BigIntStats | undefined
   readonly writeSync: (fd: number, buffer: Uint8Array, offset: number, length: number, position: number | null) => number
   readonly writevSync: (fd: number, buffers: ReadonlyArray<Uint8Array>, position: number) => number
   readonly fdatasyncSync: (fd: number) => void
@@ -71,8 +83,8 @@ export interface Calls {
 }
 
 /**
- * The thread's side: `write` checks a batch's lock, writes it to its session file and looks at the
- * file right after (each as it is handed over, while the event loop's thread prepares the next);
+ * The thread's side: `write` checks each batch's lock, writes it to its session file and looks at the
+ * file right after (a group as it is handed over, while the event loop's thread prepares the next);
  * `commit` writes the records of the batches written up to an id to the journal with one `writev`,
  * makes them durable with one fdatasync, and answers what became of each. Runs on the thread as its
  * source text: it must use nothing but its parameters and the language's globals.
@@ -96,38 +108,75 @@ export const ioWith = (calls: Calls) => {
       return fault("write", cause)
     }
   }
-  const lstat = (path: string): { readonly found: BlockingIo.Identity | undefined } | { readonly fault: Fault } => {
+  const lstat = (path: string): { readonly found: BlockingIo.Identity | undefined; readonly changed?: bigint } | { readonly fault: Fault } => {
     try {
       const info = calls.lstatSync(path, { bigint: true, throwIfNoEntry: false })
-      return {
-        found: info === undefined ? undefined : { dev: BigInt.asUintN(64, info.dev), ino: BigInt.asUintN(64, info.ino), size: info.size }
-      }
+      return info === undefined
+        ? { found: undefined }
+        : { found: { dev: BigInt.asUintN(64, info.dev), ino: BigInt.asUintN(64, info.ino), size: info.size }, changed: info.ctimeNs }
     } catch (cause) {
       return { fault: fault("lstat", cause) }
     }
   }
+  // A directory's identity and change time, and whether its file system's clock was seen past it.
+  type Stamp = { readonly dev: bigint; readonly ino: bigint; readonly ctime: bigint; readonly settled: boolean }
+  // Per directory: the change time of the last session file written in it, read right after the write, and its device.
+  const clocks = new Map<string, { readonly dev: bigint; readonly at: bigint }>()
+  // Per writer: its directory's settled stamp, read before its lock was last found its own.
+  const verified = new WeakMap<Write, Stamp>()
+  // The group's stamps, each directory's read once, before the group's first write in it.
+  let stamps = new Map<string, Stamp | undefined>()
+  const stampOf = (directory: string): Stamp | undefined => {
+    if (stamps.has(directory)) return stamps.get(directory)
+    let stamp: Stamp | undefined
+    try {
+      const info = calls.statSync(directory, { bigint: true, throwIfNoEntry: false })
+      const clock = clocks.get(directory)
+      stamp = info === undefined ? undefined : {
+        dev: BigInt.asUintN(64, info.dev),
+        ino: BigInt.asUintN(64, info.ino),
+        ctime: info.ctimeNs,
+        settled: clock !== undefined && clock.dev === BigInt.asUintN(64, info.dev) && clock.at > info.ctimeNs
+      }
+    } catch {
+      // Unknown: the locks are looked at.
+    }
+    stamps.set(directory, stamp)
+    return stamp
+  }
+  const same = (a: Stamp, b: Stamp) => a.dev === b.dev && a.ino === b.ino && a.ctime === b.ctime
   // Batches handed over, in order, until a commit takes them; a record only for those written.
   const pending: Array<{ readonly id: number; readonly record: Uint8Array | undefined; outcome: Outcome }> = []
   const written = (handed: Handed): Outcome => {
     const { write } = handed
     if (write === undefined) return { _tag: "Durable", found: undefined, fault: undefined }
-    const held = lstat(write.lock)
-    if ("fault" in held) return { _tag: "LockFailed", fault: held.fault }
-    if (held.found === undefined || held.found.dev !== write.lockDev || held.found.ino !== write.lockIno) {
-      return { _tag: "LockNotHeld", found: held.found }
+    const stamp = stampOf(write.directory)
+    const known = verified.get(write)
+    // No entry of the directory changed since the lock was found its own: it still is.
+    if (stamp === undefined || known === undefined || !same(stamp, known)) {
+      const held = lstat(write.lock)
+      if ("fault" in held) return { _tag: "LockFailed", fault: held.fault }
+      if (held.found === undefined || held.found.dev !== write.lockDev || held.found.ino !== write.lockIno) {
+        return { _tag: "LockNotHeld", found: held.found }
+      }
+      if (stamp?.settled) verified.set(write, stamp)
     }
     // At the end of the session file, open for appending.
     const failed = writeAll(write.fd, handed.buffer, handed.lines, null)
     if (failed !== undefined) return { _tag: "WriteFailed", fault: failed }
     const after = lstat(write.path)
-    return "fault" in after
-      ? { _tag: "Durable", found: undefined, fault: after.fault }
-      : { _tag: "Durable", found: after.found, fault: undefined }
+    if ("fault" in after) return { _tag: "Durable", found: undefined, fault: after.fault }
+    // The clock's reading right after the write (a later reading is never lower).
+    if (after.found !== undefined && after.changed !== undefined) clocks.set(write.directory, { dev: after.found.dev, at: after.changed })
+    return { _tag: "Durable", found: after.found, fault: undefined }
   }
   return {
-    write: (handed: Handed): void => {
-      const outcome = written(handed)
-      pending.push({ id: handed.id, record: outcome._tag === "Durable" ? handed.buffer : undefined, outcome })
+    write: (group: ReadonlyArray<Handed>): void => {
+      stamps = new Map()
+      for (const handed of group) {
+        const outcome = written(handed)
+        pending.push({ id: handed.id, record: outcome._tag === "Durable" ? handed.buffer : undefined, outcome })
+      }
     },
     commit: (upTo: number, fd: number, position: number): Response => {
       // Every batch up to `upTo`, wherever it is: those handed over later stay.

@@ -54,12 +54,14 @@ parentPort.on("message", (message) => {
   if (message.kind === "commit") return parentPort.postMessage({ ...io.commit(message.upTo, message.fd, message.position), writers: writers.size })
   const { fresh, forgotten, layout, records } = message
   for (const [id, write] of fresh) writers.set(id, write)
+  const group = []
   for (let i = 0, at = 0; i < layout.length; i += ${fields}) {
     const writer = layout[i + 1]
     const end = layout[i + 3]
-    io.write({ id: layout[i], buffer: records.subarray(at, end), lines: layout[i + 2], write: writer < 0 ? undefined : writers.get(writer) })
+    group.push({ id: layout[i], buffer: records.subarray(at, end), lines: layout[i + 2], write: writer < 0 ? undefined : writers.get(writer) })
     at = end
   }
+  io.write(group)
   for (const id of forgotten) writers.delete(id)
 })`
 
@@ -165,7 +167,7 @@ export const make = (
       void worker?.terminate()
       worker = undefined
       // Not sent yet: written here, in the order handed over, before any batch handed over after.
-      for (const handed of assembled(group.splice(0))) inPlace.write(handed)
+      inPlace.write(assembled(group.splice(0)))
       const resume = pending
       pending = undefined
       resume?.(why)
@@ -228,7 +230,7 @@ export const make = (
       thread.postMessage(message, [records.buffer, layout.buffer])
     }
     const write = (batch: Batch) => {
-      if (stopped !== undefined) return inPlace.write(assembled([batch])[0]!)
+      if (stopped !== undefined) return inPlace.write(assembled([batch]))
       group.push(batch)
       if (group.length >= groupSize) flush()
     }

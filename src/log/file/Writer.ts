@@ -7,7 +7,9 @@
  * lock removed by hand, or a session file deleted, replaced or appended to by someone else, stops the
  * writer (`OwnershipLost`) instead of acknowledging appends another writer may interleave with, or
  * that went to a deleted file. Two `lstat`s per batch, none per entry (a lone batch checks the
- * session file without one, see `BlockingIo.Blocking.stillAt`).
+ * session file without one, see `BlockingIo.Blocking.stillAt`; on the journal's I/O thread, one
+ * `stat` of the directory per group of batches stands for the locks' while no entry in it changes,
+ * see `IoCalls`).
  *
  * A lone batch (no other session appending) is written at once (`appendNow`), with blocking calls,
  * as one synchronous step, and in journal mode writes and syncs the journal itself. A batch beside
@@ -36,6 +38,8 @@ import * as Tail from "./Tail.ts"
 /** A session file open for appending, and where its next entry goes: the end of what is durable. */
 export interface Writer {
   readonly path: string
+  /** The directory holding the session file and its lock. */
+  readonly directory: string
   readonly file: FileSystem.File
   readonly lock: Lock.Held
   /** The session file this writer holds, as it was opened: its path must keep naming it. */
@@ -61,7 +65,7 @@ export const open = Effect.fnUntraced(function*(
   const { end } = yield* Tail.prepare(fs, directory, path, session, maxLineBytes)
   // Readable too: `Blocking.stillAt` reads the last byte back.
   const { file, info: opened } = yield* RegularFile.opened(fs, path, "a+")
-  return { path, file, lock, opened, end, lost: undefined, replayable: false, onThread: undefined } satisfies Writer
+  return { path, directory, file, lock, opened, end, lost: undefined, replayable: false, onThread: undefined } satisfies Writer
 })
 
 /** Why the session file at the writer's path (`found`, its `lstat`) is no longer what it wrote, ending at `end`. */
@@ -246,9 +250,9 @@ const appendThrough = (
   commitWriting: NonNullable<JournalCommitter.Committer["commitWriting"]>
 ): Effect.Effect<number, Failure> => {
   if (writer.lost !== undefined) return Effect.fail(writer.lost)
-  const { end: start, lock, path } = writer
+  const { directory, end: start, lock, path } = writer
   const bytes = Format.entryLines(batch, start.seq)
-  const write = writer.onThread ??= { fd, path, lock: lock.path, lockDev: lock.dev, lockIno: lock.ino }
+  const write = writer.onThread ??= { fd, path, directory, lock: lock.path, lockDev: lock.dev, lockIno: lock.ino }
   const committed = commitWriting({ session, file: writer.file, offset: start.offset, bytes, write })
   return Effect.flatMap(Effect.exit(committed), (exit): Effect.Effect<number, Failure> => {
     if (Exit.isFailure(exit)) return Cut.thenFail(writer, start, exit.cause, journal)

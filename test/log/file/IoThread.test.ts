@@ -79,7 +79,7 @@ describe("IoThread", () => {
           const lock = `${path}.lock`
           fs.writeFileSync(lock, "held\n")
           const held = fs.lstatSync(lock, { bigint: true })
-          const write: IoCalls.Write = { fd: fs.openSync(path, "a+"), path, lock, lockDev: held.dev, lockIno: held.ino }
+          const write: IoCalls.Write = { fd: fs.openSync(path, "a+"), path, directory, lock, lockDev: held.dev, lockIno: held.ino }
           return write
         })
         const journalPath = join(directory, "journal.wal")

@@ -176,6 +176,7 @@ export const make = () => {
   const pathOf = (fd: number) => paths.get(fd) ?? `fd ${fd}`
   const threadCalls: IoCalls.Calls = {
     lstatSync: (path, options) => fs.lstatSync(path, options),
+    statSync: (path, options) => fs.statSync(path, options),
     writeSync: (fd, buffer, offset, length, position) => {
       const written = fs.writeSync(fd, buffer, offset, length, position)
       const bytes = buffer.subarray(offset, offset + written)
