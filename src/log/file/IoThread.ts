@@ -4,7 +4,7 @@
  * the event loop's thread more than the JavaScript around them (at 128 sessions on a 2-vCPU VM,
  * ~45-60 µs of its CPU per append with them, ~20 µs without). Batches go to the thread as writers
  * hand them over, in groups of `groupSize` (a message wakes the thread with a system call), their
- * journal records in one transferred buffer per group, each writer's paths told once (`Group`); the
+ * journal records in one transferred buffer per group, each writer's paths told once (`IoMessages`); the
  * thread makes their calls while the event
  * loop's thread prepares the next. The committer's round then has it commit every batch handed over
  * up to its last: one `writev` of their records to the journal, one fdatasync, one answer. What the
@@ -27,42 +27,23 @@ import { Worker } from "node:worker_threads"
 import { StorageFailure } from "../SessionLogError.ts"
 import * as BlockingIo from "./BlockingIo.ts"
 import * as IoCalls from "./IoCalls.ts"
-
-/**
- * A group of batches as a message: their records one after another in one buffer, and per batch four
- * numbers (its id, its writer's id or -1, where its lines start and where it ends). Numbers and two
- * transferred buffers clone at a fraction of the cost of an object per batch with its paths (~0.2
- * against ~1.5 µs per batch, on each side). Writers go to the thread once (`fresh`), by id.
- */
-interface Group {
-  readonly kind: "write"
-  readonly records: Uint8Array
-  readonly layout: Float64Array
-  readonly fresh: ReadonlyArray<readonly [number, IoCalls.Write]>
-  /** Writers the thread may let go of, once this group's batches are written. */
-  readonly forgotten: ReadonlyArray<number>
-}
-
-/** The fields of a batch in `Group.layout`. */
-const fields = 4
+import * as IoMessages from "./IoMessages.ts"
 
 const source = `"use strict"
 const { parentPort } = require("node:worker_threads")
 const io = (${IoCalls.ioWith.toString()})(require("node:fs"))
+const handedOf = ${IoMessages.handedOf.toString()}
+const packed = ${IoMessages.packed.toString()}
+const tags = ${JSON.stringify(IoMessages.tags)}
 const writers = new Map()
 parentPort.on("message", (message) => {
-  if (message.kind === "commit") return parentPort.postMessage({ ...io.commit(message.upTo, message.fd, message.position), writers: writers.size })
-  const { fresh, forgotten, layout, records } = message
-  for (const [id, write] of fresh) writers.set(id, write)
-  const group = []
-  for (let i = 0, at = 0; i < layout.length; i += ${fields}) {
-    const writer = layout[i + 1]
-    const end = layout[i + 3]
-    group.push({ id: layout[i], buffer: records.subarray(at, end), lines: layout[i + 2], write: writer < 0 ? undefined : writers.get(writer) })
-    at = end
+  if (message.kind === "commit") {
+    const answer = packed(io.commit(message.upTo, message.fd, message.position), tags, writers.size)
+    return parentPort.postMessage(answer, [answer.ids.buffer, answer.kinds.buffer, answer.found.buffer])
   }
-  io.write(group)
-  for (const id of forgotten) writers.delete(id)
+  for (const [id, write] of message.fresh) writers.set(id, write)
+  io.write(handedOf(message, writers, ${IoMessages.fields}))
+  for (const id of message.forgotten) writers.delete(id)
 })`
 
 const groupSize = 16
@@ -70,48 +51,12 @@ const groupSize = 16
 /** Writers the thread holds by default at most: past that, the longest held is let go of (told again if it writes again). */
 const maxWriters = 1024
 
-/** A batch to hand over: its journal record's header, and its lines. */
-export interface Batch {
-  readonly id: number
-  readonly header: Uint8Array
-  readonly lines: Uint8Array
-  readonly write: IoCalls.Write | undefined
-}
-
-/** Batches' records one after another in one buffer, and where each starts and ends (see `Group`); writers' ids left at -1. */
-const packed = (batches: ReadonlyArray<Batch>): { readonly records: Uint8Array<ArrayBuffer>; readonly layout: Float64Array<ArrayBuffer> } => {
-  let length = 0
-  for (const batch of batches) length += batch.header.length + batch.lines.length
-  const records = new Uint8Array(length)
-  const layout = new Float64Array(batches.length * fields)
-  let at = 0
-  for (let i = 0; i < batches.length; i++) {
-    const { header, id, lines } = batches[i]!
-    records.set(header, at)
-    records.set(lines, at + header.length)
-    at += header.length + lines.length
-    layout.set([id, -1, header.length, at], i * fields)
-  }
-  return { records, layout }
-}
-
-/** Batches as the thread takes them, made in place. */
-const assembled = (batches: ReadonlyArray<Batch>): ReadonlyArray<IoCalls.Handed> => {
-  const { layout, records } = packed(batches)
-  return batches.map(({ id, write }, i) => ({
-    id,
-    buffer: records.subarray(i === 0 ? 0 : layout[i * fields - 1], layout[i * fields + 3]),
-    lines: layout[i * fields + 2]!,
-    write
-  }))
-}
-
 /** A commit's answer, and how many writers the thread holds then (none in place): at most its bound. */
 export type Committed = IoCalls.Response & { readonly writers: number }
 
 /** Hands batches to the thread, and commits them; in place once the thread has stopped. */
 export interface IoThread {
-  readonly write: (batch: Batch) => void
+  readonly write: (batch: IoMessages.Batch) => void
   /**
    * Commits every batch handed over up to `upTo` (see `IoCalls.ioWith`); a batch the stopped thread
    * held is missing from the answer. Fails, saying why, if the thread stops before it answers.
@@ -155,7 +100,7 @@ export const make = (
     // Once the thread has stopped, the same calls on this thread.
     const inPlace = IoCalls.ioWith(calls ?? fs)
     // Handed over in groups: each message wakes the thread with a system call, dear here.
-    let group: Array<Batch> = []
+    let group: Array<IoMessages.Batch> = []
     let pending: ((response: Committed | string) => void) | undefined
     // Why it stopped, until said once (the calls then block the event loop's thread, fsyncs included).
     let unsaid: string | undefined
@@ -167,7 +112,7 @@ export const make = (
       void worker?.terminate()
       worker = undefined
       // Not sent yet: written here, in the order handed over, before any batch handed over after.
-      inPlace.write(assembled(group.splice(0)))
+      inPlace.write(IoMessages.assembled(group.splice(0)))
       const resume = pending
       pending = undefined
       resume?.(why)
@@ -176,11 +121,11 @@ export const make = (
       try {
         const started = spawn(source)
         // Referenced until its first answer, then only while a commit waits for one.
-        started.on("message", (response: Committed) => {
+        started.on("message", (answer: IoMessages.Packed) => {
           started.unref()
           const resume = pending
           pending = undefined
-          resume?.(response)
+          resume?.(IoMessages.unpacked(answer))
         })
         started.on("messageerror", (error) => stop(`the journal's I/O thread answered what can't be read: ${error.message}`))
         started.on("error", (error) => stop(`the journal's I/O thread failed: ${error.message}`))
@@ -219,18 +164,18 @@ export const make = (
       if (group.length === 0 || stopped !== undefined) return
       const thread = worker ??= start()
       if (thread === undefined) return
-      const { layout, records } = packed(group)
+      const { layout, records } = IoMessages.laidOut(group)
       const fresh: Array<readonly [number, IoCalls.Write]> = []
       const forgotten: Array<number> = []
       group.forEach(({ write }, i) => {
-        if (write !== undefined) layout[i * fields + 1] = idOf(write, fresh, forgotten)
+        if (write !== undefined) layout[i * IoMessages.fields + 1] = idOf(write, fresh, forgotten)
       })
       group = []
-      const message: Group = { kind: "write", records, layout, fresh, forgotten }
+      const message: IoMessages.Group = { kind: "write", records, layout, fresh, forgotten }
       thread.postMessage(message, [records.buffer, layout.buffer])
     }
-    const write = (batch: Batch) => {
-      if (stopped !== undefined) return inPlace.write(assembled([batch]))
+    const write = (batch: IoMessages.Batch) => {
+      if (stopped !== undefined) return inPlace.write(IoMessages.assembled([batch]))
       group.push(batch)
       if (group.length >= groupSize) flush()
     }

@@ -6,6 +6,7 @@ import * as fs from "node:fs"
 import { join } from "node:path"
 import { Worker } from "node:worker_threads"
 import type * as IoCalls from "../../../src/log/file/IoCalls.ts"
+import * as IoMessages from "../../../src/log/file/IoMessages.ts"
 import * as IoThread from "../../../src/log/file/IoThread.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
@@ -16,7 +17,7 @@ import { failureOf } from "../SessionLogConformance.ts"
 import { errno, failing, failingCalls, fileOf, systemError, todo, withDirectory } from "./FileTest.ts"
 
 const encoder = new TextEncoder()
-const batch = (id: number, text: string): IoThread.Batch => ({ id, header: new Uint8Array(0), lines: encoder.encode(text), write: undefined })
+const batch = (id: number, text: string): IoMessages.Batch => ({ id, header: new Uint8Array(0), lines: encoder.encode(text), write: undefined })
 
 describe("IoThread", () => {
   it.effect("makes the calls on a thread of its own, in the order handed over, and stops with its scope", () =>
