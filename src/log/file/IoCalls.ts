@@ -11,7 +11,11 @@
  * change time is only as fine as the file system's clock (a tick of a few ms, or a second on some),
  * so two changes within one tick may leave the same time: a directory's stamp is trusted only once
  * that clock is seen past it, by a session file in it written later (its own change time, after the
- * write, is the clock's reading then). A change after that gets a later time, whatever the clock's grain.
+ * write, is the clock's reading then). A change after that gets a later time, whatever the clock's
+ * grain, unless the clock is set back: a lower reading then drops every stamp trusted (a change
+ * between the step and the next write could still go unseen, if it got exactly a time already seen).
+ * And the kernel stamps a directory before lookups see the change: a stamp is kept only once the
+ * directory has been read (which waits for a change under way) before the lock is found its own.
  */
 import type * as fs from "node:fs"
 import * as BlockingIo from "./BlockingIo.ts"
@@ -75,6 +79,7 @@ export interface Response {
 export interface Calls {
   readonly lstatSync: (path: string, options: { bigint: true; throwIfNoEntry: false }) => fs.BigIntStats | undefined
   readonly statSync: (path: string, options: { bigint: true; throwIfNoEntry: false }) => fs.BigIntStats | undefined
+  readonly opendirSync: (path: string) => { readonly readSync: () => unknown; readonly closeSync: () => void }
   readonly writeSync: (fd: number, buffer: Uint8Array, offset: number, length: number, position: number | null) => number
   readonly writevSync: (fd: number, buffers: ReadonlyArray<Uint8Array>, position: number) => number
   readonly fdatasyncSync: (fd: number) => void
@@ -123,7 +128,7 @@ export const ioWith = (calls: Calls) => {
   // Per directory: the change time of the last session file written in it, read right after the write, and its device.
   const clocks = new Map<string, { readonly dev: bigint; readonly at: bigint }>()
   // Per writer: its directory's settled stamp, read before its lock was last found its own.
-  const verified = new WeakMap<Write, Stamp>()
+  let verified = new WeakMap<Write, Stamp>()
   // The group's stamps, each directory's read once, before the group's first write in it.
   let stamps = new Map<string, Stamp | undefined>()
   const stampOf = (directory: string): Stamp | undefined => {
@@ -145,6 +150,22 @@ export const ioWith = (calls: Calls) => {
     return stamp
   }
   const same = (a: Stamp, b: Stamp) => a.dev === b.dev && a.ino === b.ino && a.ctime === b.ctime
+  // Reading a directory takes its inode's lock (shared), which an unlink, rename, link or create holds
+  // from before it stamps the directory's change time until lookups see the change: once a read
+  // returns, an lstat sees every change stamped before it.
+  const waitedOut = (directory: string): boolean => {
+    try {
+      const dir = calls.opendirSync(directory)
+      try {
+        dir.readSync()
+      } finally {
+        dir.closeSync()
+      }
+      return true
+    } catch {
+      return false
+    }
+  }
   // Batches handed over, in order, until a commit takes them; a record only for those written.
   const pending: Array<{ readonly id: number; readonly record: Uint8Array | undefined; outcome: Outcome }> = []
   const written = (handed: Handed): Outcome => {
@@ -154,20 +175,28 @@ export const ioWith = (calls: Calls) => {
     const known = verified.get(write)
     // No entry of the directory changed since the lock was found its own: it still is.
     if (stamp === undefined || known === undefined || !same(stamp, known)) {
+      // A change the stamp shows may not be seen by lookups yet (the kernel stamps the directory,
+      // then updates its entries): waited out before the lock is looked at, or the stamp not kept.
+      const trusted = stamp?.settled === true && waitedOut(write.directory)
       const held = lstat(write.lock)
       if ("fault" in held) return { _tag: "LockFailed", fault: held.fault }
       if (held.found === undefined || held.found.dev !== write.lockDev || held.found.ino !== write.lockIno) {
         return { _tag: "LockNotHeld", found: held.found }
       }
-      if (stamp?.settled) verified.set(write, stamp)
+      if (trusted && stamp !== undefined) verified.set(write, stamp)
     }
     // At the end of the session file, open for appending.
     const failed = writeAll(write.fd, handed.buffer, handed.lines, null)
     if (failed !== undefined) return { _tag: "WriteFailed", fault: failed }
     const after = lstat(write.path)
     if ("fault" in after) return { _tag: "Durable", found: undefined, fault: after.fault }
-    // The clock's reading right after the write (a later reading is never lower).
-    if (after.found !== undefined && after.changed !== undefined) clocks.set(write.directory, { dev: after.found.dev, at: after.changed })
+    if (after.found !== undefined && after.changed !== undefined) {
+      const clock = clocks.get(write.directory)
+      // Lower than the last reading: the clock was set back, and a later change could get a time
+      // already seen (on a file system that keeps whole seconds, say): no stamp is trusted any more.
+      if (clock !== undefined && after.changed < clock.at) verified = new WeakMap()
+      clocks.set(write.directory, { dev: after.found.dev, at: after.changed })
+    }
     return { _tag: "Durable", found: after.found, fault: undefined }
   }
   return {

@@ -143,6 +143,7 @@ export const failingCalls = (fail: (call: keyof IoCalls.Calls, target: string | 
   return {
     lstatSync: (path, options) => or("lstatSync", path, () => nodeFs.lstatSync(path, options)),
     statSync: (path, options) => or("statSync", path, () => nodeFs.statSync(path, options)),
+    opendirSync: (path) => or("opendirSync", path, () => nodeFs.opendirSync(path)),
     writeSync: (fd, buffer, offset, length, position) => or("writeSync", fd, () => nodeFs.writeSync(fd, buffer, offset, length, position)),
     writevSync: (fd, buffers, position) => or("writevSync", fd, () => nodeFs.writevSync(fd, buffers, position)),
     fdatasyncSync: (fd) => or("fdatasyncSync", fd, () => nodeFs.fdatasyncSync(fd)),

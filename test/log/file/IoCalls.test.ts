@@ -144,6 +144,63 @@ describe("IoCalls: a lock looked at through its directory", () => {
       assert.strictEqual(outcomes(journal)[3]?._tag, "LockNotHeld")
     }))
 
+  it("a change the kernel has stamped on the directory but lookups don't see yet is waited out before a stamp is trusted", () =>
+    withFiles(({ journal, session }) => {
+      const a = session("a")
+      let changed = 1n
+      let clock = 50n
+      const counted = counting(a.write.directory, { directory: () => ({ ctimeNs: changed }), file: () => ({ ctimeNs: clock }) })
+      // An unlink under way: the directory stamped, the entry not yet gone (the task preempted, or
+      // waiting for a synchronous directory's commit). It holds the directory's lock: a read waits for it.
+      let underWay: (() => void) | undefined
+      const calls: IoCalls.Calls = {
+        ...counted.calls,
+        opendirSync: (path) => {
+          underWay?.()
+          underWay = undefined
+          return counted.calls.opendirSync(path)
+        }
+      }
+      const { group, outcomes } = grouping(IoCalls.ioWith(calls))
+      group(a.write)
+      group(a.write)
+      changed = 100n
+      underWay = () => fs.rmSync(a.lock)
+      clock = 150n
+      // The stamp of 100, not settled; then settled: the read waits the removal out, the lock is found gone.
+      group(a.write)
+      group(a.write)
+      group(a.write)
+      assert.deepStrictEqual(outcomes(journal).map((outcome) => outcome._tag), ["Durable", "Durable", "Durable", "LockNotHeld", "LockNotHeld"])
+    }))
+
+  it("a directory that can't be read (search rights only) is never trusted: each lock is looked at", () =>
+    withFiles(({ session }) => {
+      const a = session("a")
+      const counted = counting(a.write.directory, { directory: () => ({ ctimeNs: 1n }), file: () => ({ ctimeNs: 50n }) })
+      const calls: IoCalls.Calls = { ...counted.calls, opendirSync: () => { throw errno("EACCES") } }
+      const { group } = grouping(IoCalls.ioWith(calls))
+      for (let i = 0; i < 4; i++) group(a.write)
+      assert.strictEqual(counted.lstatsOf(a.lock), 4)
+    }))
+
+  it("a clock set back drops every stamp trusted: a change could get a time already seen", () =>
+    withFiles(({ session }) => {
+      const a = session("a")
+      let clock = 50n
+      const { calls, lstatsOf } = counting(a.write.directory, { directory: () => ({ ctimeNs: 1n }), file: () => ({ ctimeNs: clock }) })
+      const { group } = grouping(IoCalls.ioWith(calls))
+      for (let i = 0; i < 3; i++) group(a.write)
+      assert.strictEqual(lstatsOf(a.lock), 2)
+      clock = 40n
+      group(a.write)
+      assert.strictEqual(lstatsOf(a.lock), 2, "the step is seen after this batch's write")
+      clock = 45n
+      group(a.write)
+      group(a.write)
+      assert.strictEqual(lstatsOf(a.lock), 3, "looked at again once, then trusted again")
+    }))
+
   it("the clock is seen only on the directory's own device: a session file on another (mounted over it) settles nothing", () =>
     withFiles(({ session }) => {
       const a = session("a")

@@ -177,6 +177,7 @@ export const make = () => {
   const threadCalls: IoCalls.Calls = {
     lstatSync: (path, options) => fs.lstatSync(path, options),
     statSync: (path, options) => fs.statSync(path, options),
+    opendirSync: (path) => fs.opendirSync(path),
     writeSync: (fd, buffer, offset, length, position) => {
       const written = fs.writeSync(fd, buffer, offset, length, position)
       const bytes = buffer.subarray(offset, offset + written)
