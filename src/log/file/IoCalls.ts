@@ -94,7 +94,11 @@ export interface Calls {
  * makes them durable with one fdatasync, and answers what became of each. Runs on the thread as its
  * source text: it must use nothing but its parameters and the language's globals.
  */
-export const ioWith = (calls: Calls) => {
+export const ioWith = (
+  calls: Calls,
+  /** Whether a directory's stamp may stand for its locks' `lstat`s: the argument rests on Linux's VFS (see above). */
+  byDirectory: boolean
+) => {
   const fault = (syscall: string, cause: unknown): Fault => ({
     code: typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined,
     syscall,
@@ -171,7 +175,7 @@ export const ioWith = (calls: Calls) => {
   const written = (handed: Handed): Outcome => {
     const { write } = handed
     if (write === undefined) return { _tag: "Durable", found: undefined, fault: undefined }
-    const stamp = stampOf(write.directory)
+    const stamp = byDirectory ? stampOf(write.directory) : undefined
     const known = verified.get(write)
     // No entry of the directory changed since the lock was found its own: it still is.
     if (stamp === undefined || known === undefined || !same(stamp, known)) {
@@ -258,6 +262,9 @@ export const ioWith = (calls: Calls) => {
     }
   }
 }
+
+/** Whether directories' stamps stand for locks' `lstat`s here: on Linux, whose locking the argument rests on. */
+export const byDirectory: boolean = process.platform === "linux"
 
 /** A fault as `FileSystem` reports a failed call on `path`. */
 export const toPlatformError = (fault: Fault, path: string): PlatformError.PlatformError =>

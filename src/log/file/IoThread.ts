@@ -31,7 +31,7 @@ import * as IoMessages from "./IoMessages.ts"
 
 const source = `"use strict"
 const { parentPort } = require("node:worker_threads")
-const io = (${IoCalls.ioWith.toString()})(require("node:fs"))
+const io = (${IoCalls.ioWith.toString()})(require("node:fs"), ${IoCalls.byDirectory})
 const handedOf = ${IoMessages.handedOf.toString()}
 const packed = ${IoMessages.packed.toString()}
 const tags = ${JSON.stringify(IoMessages.tags)}
@@ -98,7 +98,7 @@ export const make = (
     let worker: Worker | undefined
     let stopped: string | undefined = calls === undefined ? undefined : "calls were given"
     // Once the thread has stopped, the same calls on this thread.
-    const inPlace = IoCalls.ioWith(calls ?? fs)
+    const inPlace = IoCalls.ioWith(calls ?? fs, IoCalls.byDirectory)
     // Handed over in groups: each message wakes the thread with a system call, dear here.
     let group: Array<IoMessages.Batch> = []
     let pending: ((response: Committed | string) => void) | undefined

@@ -99,7 +99,7 @@ describe("IoCalls: a lock looked at through its directory", () => {
       let changed = 1n
       let clock = 50n
       const { calls, lstatsOf, stats } = counting(a!.write.directory, { directory: () => ({ ctimeNs: changed }), file: () => ({ ctimeNs: clock }) })
-      const { group, outcomes } = grouping(IoCalls.ioWith(calls))
+      const { group, outcomes } = grouping(IoCalls.ioWith(calls, true))
       const looked = () => [lstatsOf(a!.lock), lstatsOf(b!.lock)]
       // No session file seen written yet: the stamp can't be trusted, the locks are looked at.
       group(a!.write, b!.write)
@@ -134,7 +134,7 @@ describe("IoCalls: a lock looked at through its directory", () => {
       const a = session("a")
       // The session file's change time after each write is the directory's: the clock not seen past it.
       const { calls, lstatsOf } = counting(a.write.directory, { directory: () => ({ ctimeNs: 5n }), file: () => ({ ctimeNs: 5n }) })
-      const { group, outcomes } = grouping(IoCalls.ioWith(calls))
+      const { group, outcomes } = grouping(IoCalls.ioWith(calls, true))
       for (let i = 0; i < 3; i++) group(a.write)
       assert.strictEqual(lstatsOf(a.lock), 3)
       // Replaced, the directory's times left the same (as two changes within one tick may).
@@ -161,7 +161,7 @@ describe("IoCalls: a lock looked at through its directory", () => {
           return counted.calls.opendirSync(path)
         }
       }
-      const { group, outcomes } = grouping(IoCalls.ioWith(calls))
+      const { group, outcomes } = grouping(IoCalls.ioWith(calls, true))
       group(a.write)
       group(a.write)
       changed = 100n
@@ -179,9 +179,18 @@ describe("IoCalls: a lock looked at through its directory", () => {
       const a = session("a")
       const counted = counting(a.write.directory, { directory: () => ({ ctimeNs: 1n }), file: () => ({ ctimeNs: 50n }) })
       const calls: IoCalls.Calls = { ...counted.calls, opendirSync: () => { throw errno("EACCES") } }
-      const { group } = grouping(IoCalls.ioWith(calls))
+      const { group } = grouping(IoCalls.ioWith(calls, true))
       for (let i = 0; i < 4; i++) group(a.write)
       assert.strictEqual(counted.lstatsOf(a.lock), 4)
+    }))
+
+  it("where stamps can't stand for locks (not Linux), each lock is looked at and the directory never", () =>
+    withFiles(({ session }) => {
+      const a = session("a")
+      const { calls, lstatsOf, stats } = counting(a.write.directory, { directory: () => ({ ctimeNs: 1n }), file: () => ({ ctimeNs: 50n }) })
+      const { group } = grouping(IoCalls.ioWith(calls, false))
+      for (let i = 0; i < 4; i++) group(a.write)
+      assert.deepStrictEqual([lstatsOf(a.lock), stats()], [4, 0])
     }))
 
   it("a clock set back drops every stamp trusted: a change could get a time already seen", () =>
@@ -189,7 +198,7 @@ describe("IoCalls: a lock looked at through its directory", () => {
       const a = session("a")
       let clock = 50n
       const { calls, lstatsOf } = counting(a.write.directory, { directory: () => ({ ctimeNs: 1n }), file: () => ({ ctimeNs: clock }) })
-      const { group } = grouping(IoCalls.ioWith(calls))
+      const { group } = grouping(IoCalls.ioWith(calls, true))
       for (let i = 0; i < 3; i++) group(a.write)
       assert.strictEqual(lstatsOf(a.lock), 2)
       clock = 40n
@@ -206,7 +215,7 @@ describe("IoCalls: a lock looked at through its directory", () => {
       const a = session("a")
       const dev = fs.statSync(a.write.directory, { bigint: true }).dev
       const { calls, lstatsOf } = counting(a.write.directory, { directory: () => ({ ctimeNs: 1n }), file: () => ({ dev: dev + 1n, ctimeNs: 50n }) })
-      const { group } = grouping(IoCalls.ioWith(calls))
+      const { group } = grouping(IoCalls.ioWith(calls, true))
       for (let i = 0; i < 3; i++) group(a.write)
       assert.strictEqual(lstatsOf(a.lock), 3)
     }))
@@ -223,7 +232,7 @@ describe("IoCalls: a lock looked at through its directory", () => {
           return counted.statSync(path, options)
         }
       }
-      const { group, outcomes } = grouping(IoCalls.ioWith(calls))
+      const { group, outcomes } = grouping(IoCalls.ioWith(calls, true))
       for (let i = 0; i < 3; i++) group(a.write)
       refused = true
       for (let i = 0; i < 2; i++) group(a.write)
@@ -241,7 +250,7 @@ describe("IoCalls: a lock looked at through its directory", () => {
           directory: () => ({ ctimeNs: 1n, [field]: other ? real + 1n : real }),
           file: () => ({ ctimeNs: 50n })
         })
-        const { group } = grouping(IoCalls.ioWith(calls))
+        const { group } = grouping(IoCalls.ioWith(calls, true))
         for (let i = 0; i < 3; i++) group(a.write)
         assert.strictEqual(lstatsOf(a.lock), 2)
         other = true
@@ -254,7 +263,7 @@ describe("IoCalls: a lock looked at through its directory", () => {
     withFiles(({ journal, session }) => {
       const a = session("a")
       const { calls, lstatsOf } = counting(a.write.directory, {})
-      const { group, outcomes } = grouping(IoCalls.ioWith(calls))
+      const { group, outcomes } = grouping(IoCalls.ioWith(calls, true))
       // The clock moves on past the directory's last change before the session file is written.
       pause(30)
       for (let i = 0; i < 4; i++) group(a.write)
@@ -279,7 +288,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
       // open, so its inode is never freed while it holds it.)
       fs.writeFileSync(`${replaced!.lock}.new`, "someone else's")
       fs.renameSync(`${replaced!.lock}.new`, replaced!.lock)
-      const io = IoCalls.ioWith(failingCalls((call, target) => call === "lstatSync" && target === unreadable!.lock ? errno("EACCES") : undefined))
+      const io = IoCalls.ioWith(failingCalls((call, target) => call === "lstatSync" && target === unreadable!.lock ? errno("EACCES") : undefined), true)
       const batches = [
         handed(0, "zero\n", ok!.write),
         handed(1, "one\n", removed!.write),
@@ -311,7 +320,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
   it("commits the batches handed over up to an id; later ones wait for the next commit", () =>
     withFiles(({ journal, journalPath, session }) => {
       const a = session("a")
-      const io = IoCalls.ioWith(failingCalls(() => undefined))
+      const io = IoCalls.ioWith(failingCalls(() => undefined), true)
       io.write([handed(0, "zero\n", a.write)])
       io.write([handed(1, "one\n", a.write)])
       const first = io.commit(0, journal, 0)
@@ -324,7 +333,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
 
   it("commits every batch up to the id, in the order handed over, wherever later ones were handed in between", () =>
     withFiles(({ journal, journalPath }) => {
-      const io = IoCalls.ioWith(failingCalls(() => undefined))
+      const io = IoCalls.ioWith(failingCalls(() => undefined), true)
       io.write([handed(5, "five\n", undefined)])
       io.write([handed(3, "three\n", undefined)])
       assert.deepStrictEqual(io.commit(4, journal, 0).ids, [3])
@@ -337,7 +346,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
       const [a, b] = ["a", "b"].map(session)
       fs.rmSync(b!.lock)
       fs.writeFileSync(journalPath, "kept")
-      const io = IoCalls.ioWith(failingCalls((call) => call === "fdatasyncSync" ? errno("EIO") : undefined))
+      const io = IoCalls.ioWith(failingCalls((call) => call === "fdatasyncSync" ? errno("EIO") : undefined), true)
       io.write([handed(0, "zero\n", a!.write)])
       io.write([handed(1, "one\n", b!.write)])
       const response = io.commit(1, journal, 4)
@@ -351,7 +360,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
   it("a journal that can't be cut either says so", () =>
     withFiles(({ journal, session }) => {
       const a = session("a")
-      const io = IoCalls.ioWith(failingCalls((call) => call === "writevSync" ? errno("ENOSPC") : call === "ftruncateSync" ? errno("EIO") : undefined))
+      const io = IoCalls.ioWith(failingCalls((call) => call === "writevSync" ? errno("ENOSPC") : call === "ftruncateSync" ? errno("EIO") : undefined), true)
       io.write([handed(0, "zero\n", a.write)])
       const response = io.commit(0, journal, 0)
       assert.deepStrictEqual(response.journal, { fault: { code: "ENOSPC", syscall: "write", message: "ENOSPC: failed" }, cut: false })
@@ -361,7 +370,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
   it("a write to a session file that fails is reported, and its batch goes to no journal", () =>
     withFiles(({ journal, journalPath, session }) => {
       const [a, b] = ["a", "b"].map(session)
-      const io = IoCalls.ioWith(failingCalls((call, target) => call === "writeSync" && target === a!.write.fd ? errno("ENOSPC") : undefined))
+      const io = IoCalls.ioWith(failingCalls((call, target) => call === "writeSync" && target === a!.write.fd ? errno("ENOSPC") : undefined), true)
       const batches = [handed(0, "zero\n", a!.write), handed(1, "one\n", b!.write)]
       io.write(batches)
       const response = io.commit(1, journal, 0)
@@ -377,7 +386,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
         ...failingCalls(() => undefined),
         // Only the first 3 bytes of the first buffer.
         writevSync: (fd, buffers, position) => fs.writeSync(fd, buffers[0]!, 0, 3, position)
-      })
+      }, true)
       const batches = [handed(0, "zero\n", a.write), handed(1, "one\n", a.write)]
       io.write(batches)
       const response = io.commit(1, journal, 0)
@@ -388,7 +397,7 @@ describe("IoCalls: what the journal's I/O thread does", () => {
   it("without a journal to write to (it is broken), the batches written are let go of, none durable", () =>
     withFiles(({ journalPath, session }) => {
       const a = session("a")
-      const io = IoCalls.ioWith(failingCalls(() => undefined))
+      const io = IoCalls.ioWith(failingCalls(() => undefined), true)
       io.write([handed(0, "zero\n", a.write)])
       assert.deepStrictEqual(io.commit(0, -1, 0), { ids: [0], outcomes: [{ _tag: "NotDurable" }], stored: 0, journal: undefined })
       assert.strictEqual(fs.readFileSync(journalPath, "utf8"), "")
