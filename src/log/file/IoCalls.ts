@@ -197,8 +197,12 @@ export const ioWith = (
     if (after.found !== undefined && after.changed !== undefined) {
       const clock = clocks.get(write.directory)
       // Lower than the last reading: the clock was set back, and a later change could get a time
-      // already seen (on a file system that keeps whole seconds, say): no stamp is trusted any more.
-      if (clock !== undefined && after.changed < clock.at) verified = new WeakMap()
+      // already seen (on a file system that keeps whole seconds, say): no stamp is trusted any more,
+      // nor the group's, judged settled by readings from before the step.
+      if (clock !== undefined && after.changed < clock.at) {
+        verified = new WeakMap()
+        stamps = new Map()
+      }
       clocks.set(write.directory, { dev: after.found.dev, at: after.changed })
     }
     return { _tag: "Durable", found: after.found, fault: undefined }

@@ -184,6 +184,25 @@ describe("IoCalls: a lock looked at through its directory", () => {
       assert.strictEqual(counted.lstatsOf(a.lock), 4)
     }))
 
+  it("a clock set back, first seen in the middle of a group: the group's stamp is not trusted again by its later batches", () =>
+    withFiles(({ journal, session }) => {
+      const [a, b] = ["a", "b"].map(session)
+      let changed = 30n
+      let clock = 50n
+      const { calls } = counting(a!.write.directory, { directory: () => ({ ctimeNs: changed }), file: () => ({ ctimeNs: clock }) })
+      const { group, outcomes } = grouping(IoCalls.ioWith(calls, true))
+      for (let i = 0; i < 3; i++) group(a!.write, b!.write)
+      // Set back below the directory's change time; seen on a's write, before b's batch.
+      clock = 10n
+      group(a!.write, b!.write)
+      // Back at exactly 30 (a file system keeping whole seconds), b's lock is removed: the directory reads 30 again.
+      fs.rmSync(b!.lock)
+      clock = 30n
+      changed = 30n
+      group(b!.write)
+      assert.strictEqual(outcomes(journal).at(-1)?._tag, "LockNotHeld")
+    }))
+
   it("where stamps can't stand for locks (not Linux), each lock is looked at and the directory never", () =>
     withFiles(({ session }) => {
       const a = session("a")
