@@ -166,7 +166,7 @@ describe("IoThread", () => {
     try {
       // Bundled, as the package's bin is: the thread runs the calls' source text.
       const output = execFileSync(process.execPath, [Executables.ioThreadIdle, directory], { encoding: "utf8", timeout: 20_000 })
-      assert.strictEqual(output, "threaded true stored 10\n")
+      assert.strictEqual(output, `threaded true stored 15 Durable,Durable,Durable ${JSON.stringify("line\nline\n")}\n`)
     } finally {
       fs.rmSync(directory, { recursive: true, force: true })
     }
