@@ -7,7 +7,8 @@
  * The lock's check costs an `lstat` per batch, unless the session directory shows that no entry in
  * it changed since the writer's lock was last found its own: a lock removed, renamed aside or
  * replaced changes its directory's change time (`ctime`), as creating, linking or removing any entry
- * does, and nothing sets it back (`utimes` sets the modification time, and the change time to now). One `stat` of the directory per group of batches then stands for their locks' `lstat`s. A
+ * does, and nothing sets it back (`utimes` sets the modification time, and the change time to now).
+ * One `stat` of the directory per group of batches then stands for their locks' `lstat`s. A
  * change time is only as fine as the file system's clock (a tick of a few ms, or a second on some),
  * so two changes within one tick may leave the same time: a directory's stamp is trusted only once
  * that clock is seen past it, by a session file in it written later (its own change time, after the
