@@ -4,9 +4,8 @@
  * the event loop's thread more than the JavaScript around them (at 128 sessions on a 2-vCPU VM,
  * ~45-60 µs of its CPU per append with them, ~20 µs without). Batches go to the thread as writers
  * hand them over, in groups of `groupSize` (a message wakes the thread with a system call), their
- * journal records in one transferred buffer per group, each writer's paths told once (`IoMessages`); the
- * thread makes their calls while the event
- * loop's thread prepares the next. The committer's round then has it commit every batch handed over
+ * journal records in one transferred buffer per group, each writer's paths told once (`IoMessages`);
+ * the thread makes their calls while the event loop's thread prepares the next. The committer's round then has it commit every batch handed over
  * up to its last: one `writev` of their records to the journal, one fdatasync, one answer. What the
  * checks mean stays with the writers (`Writer`): the thread reports identities and failures.
  *
