@@ -5,9 +5,10 @@
  * ~45-60 µs of its CPU per append with them, ~20 µs without). Batches go to the thread as writers
  * hand them over, in groups of `groupSize` (a message wakes the thread with a system call), their
  * journal records in one transferred buffer per group, each writer's paths told once (`IoMessages`);
- * the thread makes their calls while the event loop's thread prepares the next. The committer's round then has it commit every batch handed over
- * up to its last: one `writev` of their records to the journal, one fdatasync, one answer. What the
- * checks mean stays with the writers (`Writer`): the thread reports identities and failures.
+ * the thread makes their calls while the event loop's thread prepares the next. The committer's
+ * round then has it commit every batch handed over up to its last: one `writev` of their records to
+ * the journal, one fdatasync, one answer. What the checks mean stays with the writers (`Writer`): the
+ * thread reports identities and failures.
  *
  * The session file is looked at right after the batch's write, not after the journal's sync: it
  * proves the same (the path named this writer's file, ending where its batch ends, at a moment after
