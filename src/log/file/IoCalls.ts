@@ -141,12 +141,10 @@ export const ioWith = (
     let stamp: Stamp | undefined
     try {
       const info = calls.statSync(directory, { bigint: true, throwIfNoEntry: false })
-      const clock = clocks.get(directory)
-      stamp = info === undefined ? undefined : {
-        dev: BigInt.asUintN(64, info.dev),
-        ino: BigInt.asUintN(64, info.ino),
-        ctime: info.ctimeNs,
-        settled: clock !== undefined && clock.dev === BigInt.asUintN(64, info.dev) && clock.at > info.ctimeNs
+      if (info !== undefined) {
+        const dev = BigInt.asUintN(64, info.dev)
+        const clock = clocks.get(directory)
+        stamp = { dev, ino: BigInt.asUintN(64, info.ino), ctime: info.ctimeNs, settled: clock?.dev === dev && clock.at > info.ctimeNs }
       }
     } catch {
       // Unknown: the locks are looked at.

@@ -67,16 +67,9 @@ export const handedOf = (
   return group
 }
 
-/** Batches as the thread takes them, made in place. */
-export const assembled = (batches: ReadonlyArray<Batch>): ReadonlyArray<IoCalls.Handed> => {
-  const { layout, records } = laidOut(batches)
-  return batches.map(({ id, write }, i) => ({
-    id,
-    buffer: records.subarray(i === 0 ? 0 : layout[i * fields - 1], layout[i * fields + 3]),
-    lines: layout[i * fields + 2]!,
-    write
-  }))
-}
+/** Batches as the thread takes them, made in place (their writers as they are, with no ids). */
+export const assembled = (batches: ReadonlyArray<Batch>): ReadonlyArray<IoCalls.Handed> =>
+  handedOf(laidOut(batches), new Map(), fields).map((handed, i) => ({ ...handed, write: batches[i]!.write }))
 
 /** The outcomes' tags, by their number in `Packed.kinds`. */
 export const tags: ReadonlyArray<IoCalls.Outcome["_tag"]> = ["LockFailed", "LockNotHeld", "WriteFailed", "NotDurable", "Durable"]
@@ -113,8 +106,11 @@ export const packed = (response: IoCalls.Response, names: ReadonlyArray<string>,
   return { ids, kinds, found, faults, stored: response.stored, journal: response.journal, writers }
 }
 
+/** A commit's answer, and how many writers the thread holds then (none in place): at most its bound. */
+export type Committed = IoCalls.Response & { readonly writers: number }
+
 /** An answer as `IoCalls.Response`, with how many writers the thread holds. */
-export const unpacked = (message: Packed): IoCalls.Response & { readonly writers: number } => {
+export const unpacked = (message: Packed): Committed => {
   const faults = new Map(message.faults)
   const outcomes = Array.from(message.kinds, (kind, i): IoCalls.Outcome => {
     const found = kind & 8

@@ -51,9 +51,6 @@ const groupSize = 16
 /** Writers the thread holds by default at most: past that, the longest held is let go of (told again if it writes again). */
 const maxWriters = 1024
 
-/** A commit's answer, and how many writers the thread holds then (none in place): at most its bound. */
-export type Committed = IoCalls.Response & { readonly writers: number }
-
 /** Hands batches to the thread, and commits them; in place once the thread has stopped. */
 export interface IoThread {
   readonly write: (batch: IoMessages.Batch) => void
@@ -61,7 +58,7 @@ export interface IoThread {
    * Commits every batch handed over up to `upTo` (see `IoCalls.ioWith`); a batch the stopped thread
    * held is missing from the answer. Fails, saying why, if the thread stops before it answers.
    */
-  readonly commit: (upTo: number, fd: number, position: number) => Effect.Effect<Committed, StorageFailure>
+  readonly commit: (upTo: number, fd: number, position: number) => Effect.Effect<IoMessages.Committed, StorageFailure>
   /** Whether the thread is running. */
   readonly threaded: () => boolean
 }
@@ -101,7 +98,7 @@ export const make = (
     const inPlace = IoCalls.ioWith(calls ?? fs, IoCalls.byDirectory)
     // Handed over in groups: each message wakes the thread with a system call, dear here.
     let group: Array<IoMessages.Batch> = []
-    let pending: ((response: Committed | string) => void) | undefined
+    let pending: ((response: IoMessages.Committed | string) => void) | undefined
     // Why it stopped, until said once (the calls then block the event loop's thread, fsyncs included).
     let unsaid: string | undefined
     const stop = (why: string) => {
@@ -179,7 +176,7 @@ export const make = (
       group.push(batch)
       if (group.length >= groupSize) flush()
     }
-    const commit = (upTo: number, fd: number, position: number): Effect.Effect<Committed, StorageFailure> =>
+    const commit = (upTo: number, fd: number, position: number): Effect.Effect<IoMessages.Committed, StorageFailure> =>
       Effect.suspend(() => {
         flush()
         const thread = worker
@@ -189,7 +186,7 @@ export const make = (
           unsaid = undefined
           return Effect.andThen(said, Effect.sync(() => ({ ...inPlace.commit(upTo, fd, position), writers: 0 })))
         }
-        return Effect.callback<Committed, StorageFailure>((resume) => {
+        return Effect.callback<IoMessages.Committed, StorageFailure>((resume) => {
           pending = (response) =>
             resume(
               typeof response === "string"
