@@ -12,8 +12,8 @@
  * - `file append`, `journal append`: the same through `SessionLogFile`, checked as the tool uses it.
  *
  * With `pause` (ms, default 0), each append waits that long after it, as an agent does between tool
- * calls: the code then runs cold after each wait (on a tmpfs, 0.25 ms apart, the append's wall time over
- * write+fsync's went from ~31 to ~52 µs on this 2-vCPU VM; see the bench README, stop 30).
+ * calls: the code then runs cold after each wait (on a tmpfs, 0.25 ms apart, the append's own time over its
+ * calls grew by 8-18 µs on this 2-vCPU VM; see the bench README, stop 30).
  * Run: `npx node scratch/bench/experiments/loneSyscalls.ts [directory-root] [rounds] [pause]`.
  */
 import { NodeServices } from "@effect/platform-node"
