@@ -51,6 +51,7 @@ const nap = new Int32Array(new SharedArrayBuffer(4))
 const id = SessionId.decodeSync("lone")
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
 const statOptions = { bigint: true, throwIfNoEntry: false } as const
+const journalBytes = 16 * 1024 * 1024
 
 let seq = 0
 const line = () => Format.entryLine("todo/write", seq++, 0, json)
@@ -62,7 +63,7 @@ const bareFiles = (name: string) => {
   mkdirSync(directory)
   writeFileSync(join(directory, "lone.lock"), String(process.pid))
   const journal = openSync(join(directory, "journal.wal"), "w+")
-  writeSync(journal, new Uint8Array(16 * 1024 * 1024))
+  writeSync(journal, new Uint8Array(journalBytes))
   fsyncSync(journal)
   return { lock: join(directory, "lone.lock"), fd: openSync(join(directory, "lone.jsonl"), "a+"), journal, end: 0, at: 0 }
 }
@@ -112,6 +113,8 @@ const plain: Record<string, () => void> = {
     // The record: the lines and a header of about 60 bytes.
     const record = new Uint8Array(bytes.length + 60)
     record.set(bytes, 60)
+    // Within the zeros written ahead, as the log's records are: a journal that grew would sync its size too.
+    if (journalCalls.at + record.length > journalBytes) journalCalls.at = 0
     writeSync(journalCalls.journal, record, 0, record.length, journalCalls.at)
     journalCalls.at += record.length
     fdatasyncSync(journalCalls.journal)
