@@ -45,7 +45,12 @@ export const laidOut = (batches: ReadonlyArray<Batch>): Pick<Group, "records" | 
     records.set(header, at)
     records.set(lines, at + header.length)
     at += header.length + lines.length
-    layout.set([id, -1, header.length, at], i * fields)
+    // Field by field: an array per batch would be garbage on the event loop's thread.
+    const base = i * fields
+    layout[base] = id
+    layout[base + 1] = -1
+    layout[base + 2] = header.length
+    layout[base + 3] = at
   }
   return { records, layout }
 }
