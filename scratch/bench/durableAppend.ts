@@ -20,10 +20,8 @@ import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as TodoEvents from "../../src/todo/TodoEvents.ts"
 import { type Comparison, median, percentile } from "./harness.ts"
+import { todoWritePayload as payload } from "./fixtures.ts"
 
-const payload = {
-  todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
-}
 const json = JSON.stringify(payload)
 
 const elapsedUs = (since: bigint) => Number(process.hrtime.bigint() - since) / 1000

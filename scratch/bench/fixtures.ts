@@ -6,6 +6,11 @@ import { mkdirSync, openSync, writeSync, closeSync } from "node:fs"
 import { join } from "node:path"
 import * as SessionFile from "../../src/log/file/Format.ts"
 
+/** The payload the append benchmarks and probes store: a 10-item list, one item in progress. */
+export const todoWritePayload = {
+  todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
+}
+
 /** A realistic mix: turns, todo/write of 5–30 items, tool events this package doesn't know. */
 export const eventAt = (seq: number): { readonly type: string; readonly json: string } => {
   const k = seq % 10

@@ -14,10 +14,8 @@ import { join } from "node:path"
 import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
+import { todoWritePayload as payload } from "./fixtures.ts"
 
-const payload = {
-  todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
-}
 const id = SessionId.decodeSync("followed")
 
 if (process.argv[2] === "follower") {

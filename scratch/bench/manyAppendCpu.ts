@@ -22,10 +22,8 @@ import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../src/todo/TodoEvents.ts"
+import { todoWritePayload as payload } from "./fixtures.ts"
 
-const payload = {
-  todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
-}
 const root = mkdtempSync(join(process.argv[2] ?? "/dev/shm", "many-"))
 const rounds = Number(process.argv[3] ?? 10)
 const sessions = Number(process.argv[4] ?? 128)

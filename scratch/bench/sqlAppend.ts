@@ -15,6 +15,7 @@ import * as SessionLog from "../../src/log/SessionLog.ts"
 import * as SessionLogSql from "../../src/log/sql/SessionLogSql.ts"
 import * as Postgres from "../../test/support/Postgres.ts"
 import { type Comparison, compare, median, percentile } from "./harness.ts"
+import { todoWritePayload as payload } from "./fixtures.ts"
 
 const url = process.env.PG_URL ?? Postgres.defaultUrl
 const rounds = 5
@@ -22,9 +23,6 @@ const oneSession = 100
 const sessions = 128
 const perSession = 8
 
-const payload = {
-  todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
-}
 const json = JSON.stringify(payload)
 
 export const run = async (): Promise<ReadonlyArray<Comparison>> => {

@@ -11,7 +11,7 @@ import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
 import * as SessionLogSql from "../../src/log/sql/SessionLogSql.ts"
 import * as Postgres from "../../test/support/Postgres.ts"
-const payload = { todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" })) }
+import { todoWritePayload as payload } from "./fixtures.ts"
 const json = JSON.stringify(payload)
 const prefix = `probe_${process.pid}`
 const runtime = ManagedRuntime.make(SessionLogSql.layer({ table: `${prefix}_log` }).pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(Postgres.defaultUrl) }))))

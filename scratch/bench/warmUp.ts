@@ -16,10 +16,8 @@ import * as Json from "../../src/log/internal/json.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as TodoEvents from "../../src/todo/TodoEvents.ts"
 import { median } from "./harness.ts"
+import { todoWritePayload as payload } from "./fixtures.ts"
 
-const payload = {
-  todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
-}
 const rounds = Number(process.argv[2] ?? 60)
 const journal = process.argv[3] === "journal"
 const root = mkdtempSync("/dev/shm/warm-up-")

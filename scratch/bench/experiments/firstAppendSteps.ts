@@ -15,9 +15,9 @@ import * as SessionFile from "../../../src/log/file/Format.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
+import { todoWritePayload as payload } from "../fixtures.ts"
 
 const journal = process.argv[2] === "journal"
-const payload = { todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" })) }
 const json = JSON.stringify(payload)
 const root = mkdtempSync(join(process.cwd(), ".probe-"))
 const now = () => Number(process.hrtime.bigint()) / 1000

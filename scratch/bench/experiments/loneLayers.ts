@@ -13,10 +13,8 @@ import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as SessionLog from "../../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
+import { todoWritePayload as payload } from "../fixtures.ts"
 
-const payload = {
-  todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
-}
 const n = Number(process.argv[2] ?? 20000)
 const root = mkdtempSync("/dev/shm/layers-")
 const id = SessionId.decodeSync("lone")

@@ -40,10 +40,8 @@ import * as Format from "../../../src/log/file/Format.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
+import { todoWritePayload as payload } from "../fixtures.ts"
 
-const payload = {
-  todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
-}
 const json = JSON.stringify(payload)
 const root = mkdtempSync(join(process.argv[2] ?? process.cwd(), ".lone-syscalls-"))
 const rounds = Number(process.argv[3] ?? 80)

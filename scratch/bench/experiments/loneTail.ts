@@ -16,12 +16,10 @@ import * as Format from "../../../src/log/file/Format.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
+import { todoWritePayload as payload } from "../fixtures.ts"
 
 const journal = (process.argv[2] ?? "journal") === "journal"
 const rounds = Number(process.argv[3] ?? 200)
-const payload = {
-  todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
-}
 const json = JSON.stringify(payload)
 const root = mkdtempSync(join(process.cwd(), ".tail-"))
 // The blocking calls' time in the current append: how much of a slow one the disk's sync took.

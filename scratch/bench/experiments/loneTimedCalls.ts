@@ -47,9 +47,7 @@ const SessionLogFile = await import("../../../src/log/file/SessionLogFile.ts")
 const SessionId = await import("../../../src/log/SessionId.ts")
 const TodoEvents = await import("../../../src/todo/TodoEvents.ts")
 
-const payload = {
-  todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
-}
+const { todoWritePayload: payload } = await import("../fixtures.ts")
 const root = fs.mkdtempSync(`${process.argv[2] ?? "/dev/shm"}/lone-timed-`)
 const journal = process.argv[3] === "journal"
 const appends = Number(process.argv[4] ?? 20_000)
