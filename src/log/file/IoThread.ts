@@ -59,6 +59,8 @@ export interface IoThread {
    * held is missing from the answer. Fails, saying why, if the thread stops before it answers.
    */
   readonly commit: (upTo: number, fd: number, position: number) => Effect.Effect<IoMessages.Committed, StorageFailure>
+  /** `commit`, its message posted now: the effect waits for the answer. */
+  readonly post: (upTo: number, fd: number, position: number) => Effect.Effect<IoMessages.Committed, StorageFailure>
   /** Whether the thread is running. */
   readonly threaded: () => boolean
 }
@@ -176,26 +178,33 @@ export const make = (
       group.push(batch)
       if (group.length >= groupSize) flush()
     }
-    const commit = (upTo: number, fd: number, position: number): Effect.Effect<IoMessages.Committed, StorageFailure> =>
-      Effect.suspend(() => {
-        flush()
-        const thread = worker
-        if (thread === undefined) {
-          // Those the stopped thread held are missing from the answer.
-          const said = unsaid === undefined ? Effect.void : Effect.logWarning(`SessionLogFile: ${unsaid}; its calls are made in place`)
-          unsaid = undefined
-          return Effect.andThen(said, Effect.sync(() => ({ ...inPlace.commit(upTo, fd, position), writers: 0 })))
-        }
-        return Effect.callback<IoMessages.Committed, StorageFailure>((resume) => {
-          pending = (response) =>
-            resume(
-              typeof response === "string"
-                ? Effect.fail(new StorageFailure({ detail: response }))
-                : Effect.succeed(response)
-            )
-          thread.ref()
-          thread.postMessage({ kind: "commit", upTo, fd, position })
-        })
+    const post = (upTo: number, fd: number, position: number): Effect.Effect<IoMessages.Committed, StorageFailure> => {
+      flush()
+      const thread = worker
+      if (thread === undefined) {
+        // Those the stopped thread held are missing from the answer.
+        const said = unsaid === undefined ? Effect.void : Effect.logWarning(`SessionLogFile: ${unsaid}; its calls are made in place`)
+        unsaid = undefined
+        const committed = { ...inPlace.commit(upTo, fd, position), writers: 0 }
+        return Effect.as(said, committed)
+      }
+      // Posted now; answered once the thread answers (kept until asked for).
+      let answered: IoMessages.Committed | string | undefined
+      let waiting: ((response: IoMessages.Committed | string) => void) | undefined
+      pending = (response) => {
+        if (waiting === undefined) answered = response
+        else waiting(response)
+      }
+      thread.ref()
+      thread.postMessage({ kind: "commit", upTo, fd, position })
+      return Effect.callback<IoMessages.Committed, StorageFailure>((resume) => {
+        const done = (response: IoMessages.Committed | string) =>
+          resume(typeof response === "string" ? Effect.fail(new StorageFailure({ detail: response })) : Effect.succeed(response))
+        if (answered !== undefined) done(answered)
+        else waiting = done
       })
-    return { write, commit, threaded: () => worker !== undefined }
+    }
+    const commit = (upTo: number, fd: number, position: number): Effect.Effect<IoMessages.Committed, StorageFailure> =>
+      Effect.suspend(() => post(upTo, fd, position))
+    return { write, commit, post, threaded: () => worker !== undefined }
   })

@@ -7,8 +7,9 @@
  * journal holds `checkpointBytes`, a new one takes over (opened by the committer), and in the
  * background the session files the old one covers are fsynced and the old one is removed: no append
  * waits for that. (Batches handed to the committer while it opens the next journal wait for it.)
- * When the log closes, batches handed over during the committer's last round are stored and
- * answered after it, and later ones refused: none waits forever.
+ * With an I/O thread, the next round may be posted while one answers (`JournalRound.postAt`): the
+ * journal stays busy, and upkeep waits, till it is answered. When the log closes, batches handed over
+ * during the committer's last round (or posted so) are stored and answered, later ones refused.
  *
  * A journal is written ahead with zeros (`JournalFile.firstAhead` when it is opened, then
  * `aheadChunk` more, in pieces, by the committer, each time its records come within `aheadMargin` of the
@@ -26,6 +27,7 @@
  * only by its one writer (a commit, the cut after a failed one, the zeros' sync): never by two at once.
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
@@ -38,9 +40,9 @@ import * as BlockingIo from "./BlockingIo.ts"
 import * as Coverage from "./Coverage.ts"
 import type * as IoCalls from "./IoCalls.ts"
 import * as IoThread from "./IoThread.ts"
-import * as Journal from "./Journal.ts"
 import * as JournalFile from "./JournalFile.ts"
 import * as JournalRound from "./JournalRound.ts"
+import * as JournalStore from "./JournalStore.ts"
 import type * as Owner from "./Owner.ts"
 
 /** What a journal commit fails with. */
@@ -49,7 +51,7 @@ export type Error = JournalRound.Failure
 type Chunk = JournalRound.Chunk
 
 /** A batch a writer hands over, and the batch its round writes to the session file too. */
-type Batch = Omit<Chunk, "done" | "write" | "id">
+type Batch = JournalStore.Batch
 type Writing = Batch & { readonly write: IoCalls.Write }
 
 /** The journal as session writers use it. */
@@ -97,6 +99,7 @@ export const make = Effect.fnUntraced(function*(
     readonly thread?: boolean
   }
 ) {
+  const clock = yield* Clock.Clock
   const generations = new Set<Generation>()
   // The journals' files close last, after the committer has stopped (its round finished) and the
   // journals with nothing left to cover are removed: a file never closes under a round in flight.
@@ -114,8 +117,16 @@ export const make = Effect.fnUntraced(function*(
 
   let current = yield* openGeneration
   let broken: StorageFailure | undefined
+  let closing = false
   // Batches to commit, and requests for upkeep (zeros written ahead, a checkpoint) from blocking commits.
   const queue = yield* Queue.unbounded<Chunk | "upkeep">()
+  // The chunks queued, taken now; a request for upkeep among them needs no more: upkeep follows every round.
+  const takeChunks = (chunks: Array<Chunk> = []): ReadonlyArray<Chunk> => {
+    for (let item = Queue.takeUnsafe(queue); item !== undefined && Exit.isSuccess(item); item = Queue.takeUnsafe(queue)) {
+      if (item.value !== "upkeep") chunks.push(item.value)
+    }
+    return chunks
+  }
   // The committer is writing the journal: a blocking commit must not write meanwhile.
   let busy = false
   // Upkeep is asked for or under way: lone batches don't ask again until it is done.
@@ -131,13 +142,14 @@ export const make = Effect.fnUntraced(function*(
   const aheadDue = (generation: Generation) =>
     generation.size + JournalFile.aheadMargin > generation.ahead && generation.ahead < options.checkpointBytes
 
-  /** Runs `write` as the journal's one writer: no blocking commit interleaves with it. */
+  const posted = (): boolean => rounds?.posted() === true
+  /** Runs `write` as the journal's one writer: no blocking commit interleaves with it, nor after it while a round is posted early. */
   const writing = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E> =>
     Effect.suspend(() => {
       busy = true
       return write
     }).pipe(Effect.ensuring(Effect.sync(() => {
-      busy = false
+      busy = posted()
     })))
 
   /**
@@ -146,6 +158,8 @@ export const make = Effect.fnUntraced(function*(
    * the zeros make the journal busy (see the module's comment).
    */
   const upkeep = Effect.suspend(() => {
+    // Never beside a round in flight: upkeep follows its answer.
+    if (posted()) return Effect.void
     const generation = current
     if (checkpointDue(generation)) {
       return Effect.flatMap(Effect.exit(openGeneration), (next) => {
@@ -187,59 +201,38 @@ export const make = Effect.fnUntraced(function*(
     if (!cut) broken = new StorageFailure({ detail: `the journal ${generation.path} can't be repaired after a failed write` })
   }
 
-  /** Writes chunks to the journal with one write and syncs it; a failed write is cut. The committer's. */
-  const store = (batch: ReadonlyArray<Batch>, io: BlockingIo.Io): Effect.Effect<void, Error> =>
-    Effect.gen(function*() {
-      if (broken !== undefined) return yield* Effect.fail(broken)
-      const generation = current
-      const bytes = Journal.records(batch)
-      const written = yield* Effect.exit(
-        Effect.andThen(io.writeAt(generation.file, generation.path, bytes, generation.size), io.sync(generation.file, generation.path))
-      )
-      if (written._tag === "Failure") {
-        // Cut, so later batches don't follow bytes that end the journal's valid part.
-        const cut = yield* JournalFile.cutBack(generation)
-        afterCut(generation, cut)
-        return yield* Effect.failCause<Error>(cut ? written.cause : JournalFile.notCutBackCause(generation)(written.cause))
-      }
-      stored(generation, batch, bytes.length)
-    })
-
+  const storing: JournalStore.State = { current: () => current, busy: () => busy, broken: () => broken, afterCut, stored }
   const idle = () => !busy && BlockingIo.descriptorOf(current.file) !== undefined
-
-  /** The same as `store` for one chunk, with blocking calls, while the committer is idle. */
+  /** A lone batch's commit, at once; then, if due, upkeep asked of the committer. */
   const storeBlocking = (chunk: Batch, blocking: BlockingIo.Blocking): Error | undefined => {
-    const generation = current
-    const fd = BlockingIo.descriptorOf(generation.file)
-    // Never beside the committer's own writes (a caller checks `idle` first; this holds it to that).
-    if (busy || fd === undefined) return new StorageFailure({ detail: `the journal ${generation.path} is being written by its committer` })
-    if (broken !== undefined) return broken
-    const bytes = Journal.records([chunk])
-    // Over the zeros written ahead: an fdatasync flushes the data alone (its size grows only past them).
-    const failed = blocking.writeAt(fd, generation.path, bytes, generation.size) ?? blocking.datasync(fd, generation.path)
-    if (failed !== undefined) {
-      const cut = (blocking.truncate(fd, generation.path, generation.size) ?? blocking.sync(fd, generation.path)) === undefined
-      afterCut(generation, cut)
-      return cut ? failed : JournalFile.notCutBack(generation)(failed)
-    }
-    stored(generation, [chunk], bytes.length)
+    const failed = JournalStore.storeBlocking(storing, chunk, blocking)
     // Opening the next journal, or writing more zeros ahead, takes calls through the thread pool:
     // the committer's job, after this batch is acknowledged (it is durable in this journal).
-    if (!upkeepRequested && (checkpointDue(generation) || aheadDue(generation))) {
+    if (failed === undefined && !upkeepRequested && (checkpointDue(current) || aheadDue(current))) {
       upkeepRequested = true
       Queue.offerUnsafe(queue, "upkeep")
     }
-    return undefined
+    return failed
   }
 
   const threaded = options.thread === true && BlockingIo.descriptorOf(current.file) !== undefined
   const thread = threaded ? yield* IoThread.make(scope) : undefined
   const durable: Exit.Exit<IoCalls.Answer> = Exit.succeed({ _tag: "Durable", found: undefined, fault: undefined })
+  const rounds = thread === undefined ? undefined : JournalRound.make(thread, {
+    broken: () => broken,
+    afterCut,
+    stored,
+    current: () => current,
+    waiting: () => Queue.sizeUnsafe(queue),
+    // Not beside upkeep due now: its writes and sync are the journal's one writer's.
+    takeWaiting: () => closing || broken !== undefined || checkpointDue(current) || aheadDue(current) ? [] : takeChunks(),
+    now: () => Number(clock.monotonicTimeNanosUnsafe()) / 1000
+  })
   /** Stores chunks together and answers each: resumes its fiber. */
   const answer = (batch: ReadonlyArray<Chunk>) =>
-    thread !== undefined
-      ? writing(JournalRound.run(batch, current, thread, { broken: () => broken, afterCut, stored }))
-      : Effect.flatMap(Effect.exit(writing(store(batch, options.io))), (exit) =>
+    rounds !== undefined
+      ? writing(rounds.run(batch))
+      : Effect.flatMap(Effect.exit(writing(JournalStore.store(storing, batch, options.io))), (exit) =>
         Effect.sync(() => {
           for (const chunk of batch) chunk.done(Exit.isSuccess(exit) ? durable : Exit.failCause(exit.cause))
         }))
@@ -254,6 +247,8 @@ export const make = Effect.fnUntraced(function*(
       if (batch.length === 0) return upkeep
       return Effect.andThen(answer(batch), upkeep)
     }).pipe(Effect.uninterruptible)
+  // The round posted early, answered (which may post the next), then upkeep if due.
+  const postedRound = Effect.andThen(rounds === undefined ? Effect.void : writing(rounds.answerPosted), upkeep)
 
   let handed = 0
   // The appending fiber waits for the round that stores its chunk: no Deferred, no effect to offer.
@@ -273,16 +268,20 @@ export const make = Effect.fnUntraced(function*(
     Effect.map((none) => void (kept = !none))
   ))
   // Closing, once the committer has stopped (this runs after it is interrupted, before the above):
-  // chunks offered while its last round was in flight are stored and answered, and later ones
-  // refused, so that no append waits forever for a committer that is gone.
+  // chunks offered during its last round are stored and answered, and later ones refused, so that
+  // no append waits forever for a committer that is gone.
   yield* Scope.addFinalizer(scope, Effect.flatMap(Queue.clear(queue), (left) => {
     Queue.shutdownUnsafe(queue)
     const batch = left.filter((item): item is Chunk => item !== "upkeep")
     return batch.length === 0 ? Effect.void : answer(batch)
   }))
-  // Interruptible while it waits; once it has taken chunks, their round runs (else they'd go unanswered).
-  const next = Effect.uninterruptibleMask((restore) => Effect.flatMap(restore(Queue.takeAll(queue)), round))
-  yield* next.pipe(Effect.forever, Effect.forkIn(scope))
+  // Interruptible only while it waits for chunks, which it never does with a round posted early: once
+  // it has taken some, their round runs, and the one it posts (else they'd go unanswered).
+  yield* Effect.uninterruptibleMask((restore) =>
+    Effect.forever(Effect.suspend(() => posted() ? postedRound : Effect.flatMap(restore(Queue.takeAll(queue)), round)))
+  ).pipe(Effect.forkIn(scope))
+  // First as the log closes: the rounds posted early stop, so that the committer comes to wait, and stops.
+  yield* Scope.addFinalizer(scope, Effect.sync(() => void (closing = true)))
 
   return {
     commit: (chunk) => Effect.asVoid(handOver(chunk, undefined)),

@@ -1,7 +1,9 @@
 /**
  * Closing the log while a batch is in flight: the close waits for it, so its fsync (or, failing,
  * its cut) reaches the session file and not a descriptor the process has since reused for another
- * file; the append waiting behind it is answered with a failure, not left waiting forever.
+ * file; the append waiting behind it is answered with a failure, not left waiting forever. Nor is
+ * any of many sessions' appends when the log closes under them (in journal mode, a round may then
+ * be posted while another answers: `JournalRound.postAt`).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, FileSystem, Layer, Path, Scope } from "effect"
@@ -185,4 +187,46 @@ describe("Writers: once the pool's scope has closed", () => {
         assert.deepStrictEqual(yield* fs.readDirectory(directory), [], "no lock, no session file")
       })
     ))
+})
+
+describe("SessionLogFile (journal mode): closing while many sessions append", () => {
+  /**
+   * 100 sessions append, each one at a time, until the log refuses; it closes after `closeAfter`
+   * acknowledged appends, and opens again for the next. Answers what each session had acknowledged.
+   */
+  const appendUntilClosed = (
+    directory: string,
+    closeAfters: ReadonlyArray<number>
+  ) =>
+    Effect.gen(function*() {
+      const sessions = Array.from({ length: 100 }, (_, i) => SessionId.decodeSync(`many-${i}`))
+      const acknowledged = new Map(sessions.map((id) => [id, [] as Array<number>]))
+      for (const closeAfter of closeAfters) {
+        const scope = yield* Scope.make()
+        const log = yield* SessionLog.SessionLog.pipe(Effect.provide(yield* Layer.buildWithScope(layer(directory, { journal: true }), scope)))
+        let total = 0
+        const reached = yield* Deferred.make<void>()
+        const appending = yield* Effect.forkChild(Effect.forEach(sessions, (id) =>
+          Effect.gen(function*() {
+            while (true) {
+              const exit = yield* Effect.exit(log.append(id, "todo/write", { todos: [] }))
+              if (Exit.isFailure(exit)) return failureOf(exit)
+              acknowledged.get(id)!.push(exit.value.seq)
+              if (++total === closeAfter) yield* Deferred.succeed(reached, undefined)
+            }
+          }), { concurrency: "unbounded" }))
+        yield* Deferred.await(reached)
+        yield* Scope.close(scope, Exit.void).pipe(Effect.timeout("10 seconds"))
+        const failures = yield* Fiber.join(appending).pipe(Effect.timeout("10 seconds"))
+        for (const error of failures) assert.match(error.message, /closed/, "refused, saying the log closed")
+      }
+      const reopened = SessionLog.SessionLog.pipe(Effect.provide(layer(directory, { journal: true })))
+      for (const id of sessions) {
+        const stored = yield* Effect.flatMap(reopened, (read) => readAll(read, id))
+        assert.deepStrictEqual(stored.map((entry) => entry.seq), acknowledged.get(id)!, `${id}: what was acknowledged, and nothing else`)
+      }
+    })
+
+  it.live("every append is answered: those acknowledged are in their files, the others fail, saying the log closed", () =>
+    withDirectory((directory) => appendUntilClosed(directory, [40, 400, 1500])), 60_000)
 })

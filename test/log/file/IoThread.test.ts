@@ -42,6 +42,30 @@ describe("IoThread", () => {
       })
     ))
 
+  it.live("a commit posted runs on the thread at once, while its caller goes on; its answer waits until asked for", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const thread = yield* IoThread.make(scope)
+        const journalPath = join(directory, "journal.wal")
+        const journal = fs.openSync(journalPath, "w")
+        thread.write(batch(0, "posted\n"))
+        const answer = thread.post(0, journal, 0)
+        // Nothing has waited for it yet: the thread writes the journal all the same.
+        while (fs.readFileSync(journalPath, "utf8") === "") yield* Effect.sleep("1 millis")
+        yield* Effect.sleep("20 millis")
+        const committed = yield* answer
+        assert.deepStrictEqual(committed.ids, [0])
+        assert.strictEqual(committed.stored, "posted\n".length)
+        // The next, posted once that one is answered.
+        thread.write(batch(1, "next\n"))
+        assert.deepStrictEqual((yield* thread.post(1, journal, committed.stored)).ids, [1])
+        assert.strictEqual(fs.readFileSync(journalPath, "utf8"), "posted\nnext\n")
+        yield* Scope.close(scope, Exit.void)
+        fs.closeSync(journal)
+      })
+    ))
+
   it.effect("a thread that stops: batches not yet sent are made in place, before later ones, and commit in order", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
