@@ -59,8 +59,11 @@ export interface IoThread {
    * held is missing from the answer. Fails, saying why, if the thread stops before it answers.
    */
   readonly commit: (upTo: number, fd: number, position: number) => Effect.Effect<IoMessages.Committed, StorageFailure>
-  /** `commit`, its message posted now: the effect waits for the answer. */
-  readonly post: (upTo: number, fd: number, position: number) => Effect.Effect<IoMessages.Committed, StorageFailure>
+  /**
+   * `commit`, its message posted as this is called, not as the effect runs: the effect waits for the
+   * answer (once: run it once). One commit at a time: post the next once this one is answered.
+   */
+  readonly postUnsafe: (upTo: number, fd: number, position: number) => Effect.Effect<IoMessages.Committed, StorageFailure>
   /** Whether the thread is running. */
   readonly threaded: () => boolean
 }
@@ -178,7 +181,7 @@ export const make = (
       group.push(batch)
       if (group.length >= groupSize) flush()
     }
-    const post = (upTo: number, fd: number, position: number): Effect.Effect<IoMessages.Committed, StorageFailure> => {
+    const postUnsafe = (upTo: number, fd: number, position: number): Effect.Effect<IoMessages.Committed, StorageFailure> => {
       flush()
       const thread = worker
       if (thread === undefined) {
@@ -205,6 +208,6 @@ export const make = (
       })
     }
     const commit = (upTo: number, fd: number, position: number): Effect.Effect<IoMessages.Committed, StorageFailure> =>
-      Effect.suspend(() => post(upTo, fd, position))
-    return { write, commit, post, threaded: () => worker !== undefined }
+      Effect.suspend(() => postUnsafe(upTo, fd, position))
+    return { write, commit, postUnsafe, threaded: () => worker !== undefined }
   })

@@ -9,7 +9,7 @@
  * waits for that. (Batches handed to the committer while it opens the next journal wait for it.)
  * With an I/O thread, the next round may be posted while one answers (`JournalRound.postAt`): the
  * journal stays busy, and upkeep waits, till it is answered. When the log closes, batches handed over
- * during the committer's last round (or posted so) are stored and answered, later ones refused.
+ * during the committer's last round (and any round posted early) are stored and answered, later ones refused.
  *
  * A journal is written ahead with zeros (`JournalFile.firstAhead` when it is opened, then
  * `aheadChunk` more, in pieces, by the committer, each time its records come within `aheadMargin` of the
@@ -121,10 +121,9 @@ export const make = Effect.fnUntraced(function*(
   // Batches to commit, and requests for upkeep (zeros written ahead, a checkpoint) from blocking commits.
   const queue = yield* Queue.unbounded<Chunk | "upkeep">()
   // The chunks queued, taken now; a request for upkeep among them needs no more: upkeep follows every round.
-  const takeChunks = (chunks: Array<Chunk> = []): ReadonlyArray<Chunk> => {
-    for (let item = Queue.takeUnsafe(queue); item !== undefined && Exit.isSuccess(item); item = Queue.takeUnsafe(queue)) {
-      if (item.value !== "upkeep") chunks.push(item.value)
-    }
+  const takeChunks = (): ReadonlyArray<Chunk> => {
+    const chunks: Array<Chunk> = []
+    for (let item = Queue.takeUnsafe(queue); item !== undefined && Exit.isSuccess(item); item = Queue.takeUnsafe(queue)) if (item.value !== "upkeep") chunks.push(item.value)
     return chunks
   }
   // The committer is writing the journal: a blocking commit must not write meanwhile.
@@ -248,7 +247,8 @@ export const make = Effect.fnUntraced(function*(
       return Effect.andThen(answer(batch), upkeep)
     }).pipe(Effect.uninterruptible)
   // The round posted early, answered (which may post the next), then upkeep if due.
-  const postedRound = Effect.andThen(rounds === undefined ? Effect.void : writing(rounds.answerPosted), upkeep)
+  const answerPosted = rounds === undefined ? Effect.void : writing(rounds.answerPosted)
+  const postedRound = Effect.andThen(answerPosted, upkeep)
 
   let handed = 0
   // The appending fiber waits for the round that stores its chunk: no Deferred, no effect to offer.
@@ -268,9 +268,9 @@ export const make = Effect.fnUntraced(function*(
     Effect.map((none) => void (kept = !none))
   ))
   // Closing, once the committer has stopped (this runs after it is interrupted, before the above):
-  // chunks offered during its last round are stored and answered, and later ones refused, so that
-  // no append waits forever for a committer that is gone.
-  yield* Scope.addFinalizer(scope, Effect.flatMap(Queue.clear(queue), (left) => {
+  // a round posted early (none, unless the committer died of a defect) and chunks offered during its
+  // last round are stored and answered, later ones refused: no append waits for a committer gone.
+  yield* Scope.addFinalizer(scope, Effect.flatMap(Effect.andThen(answerPosted, Queue.clear(queue)), (left) => {
     Queue.shutdownUnsafe(queue)
     const batch = left.filter((item): item is Chunk => item !== "upkeep")
     return batch.length === 0 ? Effect.void : answer(batch)
@@ -280,7 +280,7 @@ export const make = Effect.fnUntraced(function*(
   yield* Effect.uninterruptibleMask((restore) =>
     Effect.forever(Effect.suspend(() => posted() ? postedRound : Effect.flatMap(restore(Queue.takeAll(queue)), round)))
   ).pipe(Effect.forkIn(scope))
-  // First as the log closes: the rounds posted early stop, so that the committer comes to wait, and stops.
+  // First of the committer's as the log closes: no round is posted early any more, so that it comes to wait, and stops.
   yield* Scope.addFinalizer(scope, Effect.sync(() => void (closing = true)))
 
   return {

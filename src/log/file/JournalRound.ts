@@ -50,7 +50,7 @@ export interface State {
   readonly current: () => JournalFile.JournalFile
   /** How many batches wait for the next round. */
   readonly waiting: () => number
-  /** Takes the batches waiting, for a round posted early; none where that may not be (upkeep is due). */
+  /** Takes the batches waiting, for a round posted early; none where none may be (upkeep due, a broken journal, the log closing). */
   readonly takeWaiting: () => ReadonlyArray<Chunk>
   /** A monotonic clock, in µs. */
   readonly now: () => number
@@ -110,13 +110,14 @@ export const handOver = (thread: IoThread.IoThread, chunk: Chunk): void => {
 export const make = (thread: IoThread.IoThread, state: State): Rounds => {
   const pace: Pace = { commit: 0, answer: 0 }
   let next: Effect.Effect<void> | undefined
+  // Only to a running thread: in place, a commit would sync on this thread, between the answers.
   const postNext = () => {
-    if (next !== undefined) return
+    if (next !== undefined || !thread.threaded()) return
     const batch = state.takeWaiting()
-    if (batch.length > 0) next = posted(batch, state.current(), thread, state, pace, postNext)
+    if (batch.length > 0) next = postRound(batch, state.current(), thread, state, pace, postNext)
   }
   return {
-    run: (batch) => Effect.suspend(() => posted(batch, state.current(), thread, state, pace, postNext)),
+    run: (batch) => Effect.suspend(() => postRound(batch, state.current(), thread, state, pace, postNext)),
     posted: () => next !== undefined,
     answerPosted: Effect.suspend(() => {
       const round = next ?? Effect.void
@@ -127,7 +128,7 @@ export const make = (thread: IoThread.IoThread, state: State): Rounds => {
 }
 
 /** A round's commit posted to the thread now: the effect waits for the answer and gives it out. */
-const posted = (
+const postRound = (
   batch: ReadonlyArray<Chunk>,
   generation: JournalFile.JournalFile,
   thread: IoThread.IoThread,
@@ -145,7 +146,7 @@ const posted = (
   // (their writers cut what they wrote).
   const journal = broken === undefined && fd !== undefined ? fd : -1
   const postedAt = state.now()
-  return Effect.flatMap(Effect.exit(thread.post(batch[batch.length - 1]!.id, journal, generation.size)), (exit) => {
+  return Effect.flatMap(Effect.exit(thread.postUnsafe(batch[batch.length - 1]!.id, journal, generation.size)), (exit) => {
     if (Exit.isFailure(exit)) {
       // The thread stopped mid-commit: whatever it wrote to the journal is cut (and every batch,
       // maybe written to its session file, fails: its writer cuts it). If the journal can't be cut,

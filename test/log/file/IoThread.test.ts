@@ -50,7 +50,7 @@ describe("IoThread", () => {
         const journalPath = join(directory, "journal.wal")
         const journal = fs.openSync(journalPath, "w")
         thread.write(batch(0, "posted\n"))
-        const answer = thread.post(0, journal, 0)
+        const answer = thread.postUnsafe(0, journal, 0)
         // Nothing has waited for it yet: the thread writes the journal all the same.
         while (fs.readFileSync(journalPath, "utf8") === "") yield* Effect.sleep("1 millis")
         yield* Effect.sleep("20 millis")
@@ -59,7 +59,7 @@ describe("IoThread", () => {
         assert.strictEqual(committed.stored, "posted\n".length)
         // The next, posted once that one is answered.
         thread.write(batch(1, "next\n"))
-        assert.deepStrictEqual((yield* thread.post(1, journal, committed.stored)).ids, [1])
+        assert.deepStrictEqual((yield* thread.postUnsafe(1, journal, committed.stored)).ids, [1])
         assert.strictEqual(fs.readFileSync(journalPath, "utf8"), "posted\nnext\n")
         yield* Scope.close(scope, Exit.void)
         fs.closeSync(journal)
@@ -172,6 +172,29 @@ describe("IoThread", () => {
         // Whether what it wrote to the journal is undone is the round's to say, once it has cut it back.
         assert.notInclude(said, "undone")
         assert.isFalse(threaded)
+      })
+    ))
+
+  it.effect("a commit posted, whose thread stops before it is waited for: waiting for it fails, saying why", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        let spawned: Worker | undefined
+        // A thread that never answers.
+        const thread = yield* IoThread.make(scope, () =>
+          spawned = new Worker(`require("node:worker_threads").parentPort.on("message", () => {})`, { eval: true }))
+        const journal = fs.openSync(join(directory, "journal.wal"), "w")
+        thread.write(batch(0, "batch 0\n"))
+        const answer = thread.postUnsafe(0, journal, 0)
+        const worker = spawned!
+        const exited = new Promise((resolve) => worker.once("exit", resolve))
+        yield* Effect.promise(() => worker.terminate())
+        yield* Effect.promise(() => exited)
+        const exit = yield* Effect.exit(answer)
+        assert.include(String(Exit.isFailure(exit) ? exit.cause : "not failed"), "the journal's I/O thread exited")
+        assert.isFalse(thread.threaded())
+        yield* Scope.close(scope, Exit.void)
+        fs.closeSync(journal)
       })
     ))
 

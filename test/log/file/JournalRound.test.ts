@@ -47,13 +47,13 @@ const chunksOf = (ids: ReadonlyArray<number>, file: FileSystem.File) => {
 /** A thread whose commit answers `commit`, recording what it was asked. */
 const fakeThread = (commit: (upTo: number, fd: number, position: number) => Effect.Effect<IoCalls.Response, StorageFailure>) => {
   const asked: Array<readonly [number, number, number]> = []
-  const post = (upTo: number, fd: number, position: number) => (
+  const postUnsafe = (upTo: number, fd: number, position: number) => (
     asked.push([upTo, fd, position]), Effect.map(commit(upTo, fd, position), (response) => ({ ...response, writers: 0 }))
   )
   const thread: IoThread.IoThread = {
     write: () => undefined,
-    commit: (upTo, fd, position) => Effect.suspend(() => post(upTo, fd, position)),
-    post,
+    commit: (upTo, fd, position) => Effect.suspend(() => postUnsafe(upTo, fd, position)),
+    postUnsafe,
     threaded: () => true
   }
   return { thread, asked }
@@ -320,15 +320,17 @@ describe("JournalRound", () => {
         // The batches of each round, as posted: a commit up to a round's last answers them.
         const rounds: Array<ReadonlyArray<number>> = []
         const roundOf = (chunks: ReadonlyArray<JournalRound.Chunk>) => (rounds.push(chunks.map((c) => c.id)), chunks)
+        // Each record stores 1 byte: a round posted early goes where the last one ended.
         const { asked, thread } = fakeThread((upTo) =>
           Effect.sync(() => {
             clock += 800
             const ids = rounds.find((ids) => ids[ids.length - 1] === upTo) ?? []
-            return { ids, outcomes: ids.map(() => durable), stored: 0, journal: undefined }
+            return { ids, outcomes: ids.map(() => durable), stored: ids.length, journal: undefined }
           })
         )
         const journalRounds = JournalRound.make(thread, {
           ...recordingState(generation).state,
+          stored: (into, _, bytes) => void (into.size += bytes),
           waiting: () => waiting.length,
           takeWaiting: () => {
             const taken = roundOf(waiting.splice(0))
@@ -352,6 +354,8 @@ describe("JournalRound", () => {
         ])
         assert.isTrue(journalRounds.posted(), "the round posted waits for its answer: the committer's next")
         assert.deepStrictEqual(asked.map(([upTo]) => upTo), [99, 199, 239], "posted to the thread at once")
+        const start = "header\n".length
+        assert.deepStrictEqual(asked.map(([, , position]) => position), [start, start + 100, start + 200], "each where the last ended")
         // Answered in turn. Its 40 answers can't cover a commit, which the 60 waiting can: they are
         // posted at once, so that the journal keeps syncing.
         events.length = 0
