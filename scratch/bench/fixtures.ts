@@ -2,14 +2,46 @@
  * Session files for the benchmarks, written directly in the session file format (an append with
  * fsync per event would take minutes for a long session and measure nothing of interest here).
  */
+import { Effect } from "effect"
 import { mkdirSync, openSync, writeSync, closeSync } from "node:fs"
 import { join } from "node:path"
+import { performance } from "node:perf_hooks"
 import * as SessionFile from "../../src/log/file/Format.ts"
 
 /** The payload the append benchmarks and probes store: a 10-item list, one item in progress. */
 export const todoWritePayload = {
   todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
 }
+
+/** What a round of appends cost per append, in µs: the event loop's thread's CPU, the other threads', wall and idle time. */
+export interface PerAppend {
+  readonly cpu: number
+  /** The process's other threads: the journal's I/O thread, GC helpers, libuv's pool. */
+  readonly others: number
+  readonly wall: number
+  /** The event loop waiting. */
+  readonly idle: number
+}
+
+/** Runs `appending` (`appends` appends) and answers what it cost per append. */
+export const perAppend = <A, E, R>(appends: number, appending: Effect.Effect<A, E, R>): Effect.Effect<PerAppend, E, R> =>
+  Effect.suspend(() => {
+    const c0 = process.threadCpuUsage()
+    const p0 = process.cpuUsage()
+    const e0 = performance.eventLoopUtilization()
+    const t0 = process.hrtime.bigint()
+    return Effect.map(appending, () => {
+      const c = process.threadCpuUsage(c0)
+      const p = process.cpuUsage(p0)
+      const e = performance.eventLoopUtilization(e0)
+      return {
+        cpu: (c.user + c.system) / appends,
+        others: (p.user + p.system - c.user - c.system) / appends,
+        wall: Number(process.hrtime.bigint() - t0) / 1000 / appends,
+        idle: e.idle * 1000 / appends
+      }
+    })
+  })
 
 /** A realistic mix: turns, todo/write of 5–30 items, tool events this package doesn't know. */
 export const eventAt = (seq: number): { readonly type: string; readonly json: string } => {

@@ -16,13 +16,12 @@ import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { join } from "node:path"
-import { performance } from "node:perf_hooks"
 import { CheckedSessionLog } from "../../src/log/CheckedSessionLog.ts"
 import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../src/todo/TodoEvents.ts"
-import { todoWritePayload as payload } from "./fixtures.ts"
+import { type PerAppend, perAppend, todoWritePayload as payload } from "./fixtures.ts"
 
 const root = mkdtempSync(join(process.argv[2] ?? "/dev/shm", "many-"))
 const rounds = Number(process.argv[3] ?? 10)
@@ -40,31 +39,17 @@ const runtime = ManagedRuntime.make(
     Layer.provide(NodeServices.layer)
   )
 )
-const round = Effect.gen(function*() {
-  const log = yield* CheckedSessionLog
-  const c0 = process.threadCpuUsage()
-  const p0 = process.cpuUsage()
-  const e0 = performance.eventLoopUtilization()
-  const t0 = process.hrtime.bigint()
-  yield* Effect.forEach(ids, (id) =>
-    Effect.gen(function*() {
-      for (let i = 0; i < perSession; i++) yield* log.append(id, "todo/write", payload)
-    }), { concurrency: "unbounded", discard: true })
-  const c = process.threadCpuUsage(c0)
-  const p = process.cpuUsage(p0)
-  const e = performance.eventLoopUtilization(e0)
-  const appends = sessions * perSession
-  return {
-    cpu: (c.user + c.system) / appends,
-    // The process's other threads: the journal's I/O thread, GC helpers, libuv's pool.
-    others: (p.user + p.system - c.user - c.system) / appends,
-    wall: Number(process.hrtime.bigint() - t0) / 1000 / appends,
-    idle: e.idle * 1000 / appends
-  }
-})
+const round = Effect.flatMap(CheckedSessionLog, (log) =>
+  perAppend(
+    sessions * perSession,
+    Effect.forEach(ids, (id) =>
+      Effect.gen(function*() {
+        for (let i = 0; i < perSession; i++) yield* log.append(id, "todo/write", payload)
+      }), { concurrency: "unbounded", discard: true })
+  ))
 try {
   await runtime.runPromise(Effect.flatMap(CheckedSessionLog, (log) => Effect.forEach(ids, (id) => log.append(id, "turn/start", {}), { concurrency: "unbounded" })))
-  const warm: Array<{ readonly cpu: number; readonly others: number; readonly wall: number; readonly idle: number }> = []
+  const warm: Array<PerAppend> = []
   for (let r = 0; r < rounds; r++) {
     globalThis.gc?.()
     const measured = await runtime.runPromise(round)

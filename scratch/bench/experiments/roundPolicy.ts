@@ -13,12 +13,11 @@ import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { join } from "node:path"
-import { performance } from "node:perf_hooks"
 import { CheckedSessionLog } from "../../../src/log/CheckedSessionLog.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../../src/log/SessionId.ts"
 import * as TodoEvents from "../../../src/todo/TodoEvents.ts"
-import { todoWritePayload as payload } from "../fixtures.ts"
+import { perAppend, todoWritePayload as payload } from "../fixtures.ts"
 
 const root = mkdtempSync(join(process.argv[2] ?? process.cwd(), "round-policy-"))
 const rounds = Number(process.argv[3] ?? 110)
@@ -33,30 +32,20 @@ const runtime = ManagedRuntime.make(
     Layer.provide(NodeServices.layer)
   )
 )
-const round = Effect.gen(function*() {
-  const log = yield* CheckedSessionLog
-  probe.__rounds = []
-  const c0 = process.threadCpuUsage()
-  const p0 = process.cpuUsage()
-  const e0 = performance.eventLoopUtilization()
-  const t0 = process.hrtime.bigint()
-  yield* Effect.forEach(ids, (id) =>
-    Effect.gen(function*() {
-      for (let i = 0; i < perSession; i++) yield* log.append(id, "todo/write", payload)
-    }), { concurrency: "unbounded", discard: true })
-  const c = process.threadCpuUsage(c0)
-  const p = process.cpuUsage(p0)
-  const e = performance.eventLoopUtilization(e0)
-  const appends = sessions * perSession
-  const sizes = probe.__rounds
-  return {
-    cpu: (c.user + c.system) / appends,
-    others: (p.user + p.system - c.user - c.system) / appends,
-    wall: Number(process.hrtime.bigint() - t0) / 1000 / appends,
-    idle: e.idle * 1000 / appends,
-    round: sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length)
-  }
-})
+const round = Effect.flatMap(CheckedSessionLog, (log) =>
+  Effect.suspend(() => {
+    probe.__rounds = []
+    return perAppend(
+      sessions * perSession,
+      Effect.forEach(ids, (id) =>
+        Effect.gen(function*() {
+          for (let i = 0; i < perSession; i++) yield* log.append(id, "todo/write", payload)
+        }), { concurrency: "unbounded", discard: true })
+    )
+  }).pipe(Effect.map((measured) => {
+    const sizes = probe.__rounds ?? []
+    return { ...measured, round: sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length) }
+  })))
 try {
   await runtime.runPromise(Effect.flatMap(CheckedSessionLog, (log) => Effect.forEach(ids, (id) => log.append(id, "turn/start", {}), { concurrency: "unbounded" })))
   const byPolicy: Array<Array<Effect.Success<typeof round>>> = [[], []]

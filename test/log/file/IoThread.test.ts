@@ -137,10 +137,10 @@ describe("IoThread", () => {
     ))
 
   /**
-   * A commit waiting on a thread that never answers (`stopping` stops it while the commit waits):
-   * answers the commit's exit, with the thread and its worker.
+   * A commit on a thread that never answers (`stopping` stops it while the commit waits, or, `posted`,
+   * once it is posted and before it is waited for): answers the commit's exit, with the thread and its worker.
    */
-  const waitingCommit = (directory: string, stopping: (worker: Worker) => Promise<unknown>) =>
+  const waitingCommit = (directory: string, stopping: (worker: Worker) => Promise<unknown>, posted = false) =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       let spawned: Worker | undefined
@@ -148,12 +148,13 @@ describe("IoThread", () => {
         spawned = new Worker(`require("node:worker_threads").parentPort.on("message", () => {})`, { eval: true }))
       const journal = fs.openSync(join(directory, "journal.wal"), "w")
       thread.write(batch(0, "batch 0\n"))
-      const committing = yield* Effect.forkChild(Effect.exit(thread.commit(0, journal, 0)))
+      const answer = posted ? thread.postUnsafe(0, journal, 0) : thread.commit(0, journal, 0)
+      const committing = posted ? undefined : yield* Effect.forkChild(Effect.exit(answer))
       while (spawned === undefined) yield* Effect.yieldNow
       const worker = spawned
       const exited = new Promise((resolve) => worker.once("exit", resolve))
       yield* Effect.promise(() => stopping(worker))
-      const exit = yield* Fiber.join(committing)
+      const exit = committing === undefined ? yield* Effect.exit(answer) : yield* Fiber.join(committing)
       // Ended either way: it writes nothing more.
       yield* Effect.promise(() => exited)
       const threaded = thread.threaded()
@@ -178,23 +179,9 @@ describe("IoThread", () => {
   it.effect("a commit posted, whose thread stops before it is waited for: waiting for it fails, saying why", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
-        const scope = yield* Scope.make()
-        let spawned: Worker | undefined
-        // A thread that never answers.
-        const thread = yield* IoThread.make(scope, () =>
-          spawned = new Worker(`require("node:worker_threads").parentPort.on("message", () => {})`, { eval: true }))
-        const journal = fs.openSync(join(directory, "journal.wal"), "w")
-        thread.write(batch(0, "batch 0\n"))
-        const answer = thread.postUnsafe(0, journal, 0)
-        const worker = spawned!
-        const exited = new Promise((resolve) => worker.once("exit", resolve))
-        yield* Effect.promise(() => worker.terminate())
-        yield* Effect.promise(() => exited)
-        const exit = yield* Effect.exit(answer)
+        const { exit, threaded } = yield* waitingCommit(directory, (worker) => worker.terminate(), true)
         assert.include(String(Exit.isFailure(exit) ? exit.cause : "not failed"), "the journal's I/O thread exited")
-        assert.isFalse(thread.threaded())
-        yield* Scope.close(scope, Exit.void)
-        fs.closeSync(journal)
+        assert.isFalse(threaded)
       })
     ))
 
