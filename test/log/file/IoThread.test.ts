@@ -19,14 +19,20 @@ import { errno, failing, failingCalls, fileOf, systemError, todo, withDirectory 
 const encoder = new TextEncoder()
 const batch = (id: number, text: string): IoMessages.Batch => ({ id, header: new Uint8Array(0), lines: encoder.encode(text), write: undefined })
 
+/** A thread, stopped with the scope it answers, and a journal in `directory` for it to write. */
+const threadIn = (directory: string) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const thread = yield* IoThread.make(scope)
+    const journalPath = join(directory, "journal.wal")
+    return { scope, thread, journalPath, journal: fs.openSync(journalPath, "w") }
+  })
+
 describe("IoThread", () => {
   it.effect("makes the calls on a thread of its own, in the order handed over, and stops with its scope", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
-        const scope = yield* Scope.make()
-        const thread = yield* IoThread.make(scope)
-        const journalPath = join(directory, "journal.wal")
-        const journal = fs.openSync(journalPath, "w")
+        const { journal, journalPath, scope, thread } = yield* threadIn(directory)
         // More than one group's worth, and a last group sent by the commit itself.
         const texts = Array.from({ length: 40 }, (_, i) => `batch ${i}\n`)
         texts.forEach((text, i) => thread.write(batch(i, text)))
@@ -45,10 +51,7 @@ describe("IoThread", () => {
   it.live("a commit posted runs on the thread at once, while its caller goes on; its answer waits until asked for", () =>
     withDirectory((directory) =>
       Effect.gen(function*() {
-        const scope = yield* Scope.make()
-        const thread = yield* IoThread.make(scope)
-        const journalPath = join(directory, "journal.wal")
-        const journal = fs.openSync(journalPath, "w")
+        const { journal, journalPath, scope, thread } = yield* threadIn(directory)
         thread.write(batch(0, "posted\n"))
         const answer = thread.postUnsafe(0, journal, 0)
         // Nothing has waited for it yet: the thread writes the journal all the same.
