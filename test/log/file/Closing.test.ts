@@ -191,7 +191,7 @@ describe("Writers: once the pool's scope has closed", () => {
 
 describe("SessionLogFile (journal mode): closing while many sessions append", () => {
   /**
-   * 100 sessions append, each one at a time, until the log refuses; it closes after `closeAfter`
+   * 64 sessions append, each one at a time, until the log refuses; it closes after `closeAfter`
    * acknowledged appends, and opens again for the next. Answers what each session had acknowledged.
    */
   const appendUntilClosed = (
@@ -199,7 +199,7 @@ describe("SessionLogFile (journal mode): closing while many sessions append", ()
     closeAfters: ReadonlyArray<number>
   ) =>
     Effect.gen(function*() {
-      const sessions = Array.from({ length: 100 }, (_, i) => SessionId.decodeSync(`many-${i}`))
+      const sessions = Array.from({ length: 64 }, (_, i) => SessionId.decodeSync(`many-${i}`))
       const acknowledged = new Map(sessions.map((id) => [id, [] as Array<number>]))
       for (const closeAfter of closeAfters) {
         const scope = yield* Scope.make()
@@ -228,5 +228,5 @@ describe("SessionLogFile (journal mode): closing while many sessions append", ()
     })
 
   it.live("every append is answered: those acknowledged are in their files, the others fail, saying the log closed", () =>
-    withDirectory((directory) => appendUntilClosed(directory, [40, 400, 1500])), 60_000)
+    withDirectory((directory) => appendUntilClosed(directory, [40, 300, 900])), 60_000)
 })
