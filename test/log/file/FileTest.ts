@@ -58,10 +58,10 @@ export const openRaw = <A, E>(
 
 export const readAll = (log: SessionLog.Service, id: SessionId.SessionId = session) => Stream.runCollect(log.read(id))
 
-/** Runs `body` with a fresh temporary directory (removed afterwards) and the Node services. */
 /** Whether this system has Linux's `/proc/self/fd`, where `BlockingIo.node.stillAt` can tell anything. */
 export const hasProcFds = existsSync("/proc/self/fd")
 
+/** Runs `body` with a fresh temporary directory (removed afterwards) and the Node services. */
 export const withDirectory = <A, E>(
   body: (directory: string) => Effect.Effect<A, E, FileSystem.FileSystem | Path.Path | Scope.Scope>
 ) =>
