@@ -217,7 +217,7 @@ export const make = Effect.fnUntraced(function*(
   const threaded = options.thread === true && BlockingIo.descriptorOf(current.file) !== undefined
   const thread = threaded ? yield* IoThread.make(scope) : undefined
   const durable: Exit.Exit<IoCalls.Answer> = Exit.succeed({ _tag: "Durable", found: undefined, fault: undefined })
-  const rounds = thread === undefined ? undefined : JournalRound.make(thread, {
+  const rounds = thread === undefined ? undefined : yield* JournalRound.make(thread, {
     broken: () => broken,
     afterCut,
     stored,

@@ -10,6 +10,7 @@
  * and the two alternate: one syncs while the other's appends are made (at 128 sessions, ~10% less
  * wall time per append on a 2-vCPU VM's disk).
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
@@ -101,30 +102,52 @@ export const postAt = (answering: number, waiting: number, pace: Pace): number |
   return Math.max(0, answering - covering)
 }
 
+/** Where a round's answers post the next round: `postAt`'s placement, given what the rounds took. */
+export type Placement = (answering: number, waiting: number, pace: Pace) => number | undefined
+
+/**
+ * Where rounds are posted early: `postAt`, unless a test places them so that a close meets rounds
+ * posted early every time, which measured times make a matter of chance.
+ *
+ * @since 0.2.0
+ * @category references
+ */
+export const RoundPlacement = Context.Reference<Placement>("effect-todo-write/file/RoundPlacement", {
+  defaultValue: () => postAt
+})
+
 /** Hands a batch to the thread, with its journal record's header. */
 export const handOver = (thread: IoThread.IoThread, chunk: Chunk): void => {
   thread.write({ id: chunk.id, header: Journal.recordHead(chunk), lines: chunk.bytes, write: chunk.write })
 }
 
-/** Rounds through `thread`, over the committer's `state`. */
-export const make = (thread: IoThread.IoThread, state: State): Rounds => {
-  const pace: Pace = { commit: 0, answer: 0 }
-  let next: Effect.Effect<void> | undefined
-  // Only to a running thread: in place, a commit would sync on this thread, between the answers.
-  const postNext = () => {
-    if (next !== undefined || !thread.threaded()) return
-    const batch = state.takeWaiting()
-    if (batch.length > 0) next = postRound(batch, state.current(), thread, state, pace, postNext)
-  }
-  return {
-    run: (batch) => Effect.suspend(() => postRound(batch, state.current(), thread, state, pace, postNext)),
-    posted: () => next !== undefined,
-    answerPosted: Effect.suspend(() => {
-      const round = next ?? Effect.void
-      next = undefined
-      return round
-    })
-  }
+/** Rounds through `thread`, over the committer's `state`, posted early where `RoundPlacement` says. */
+export const make = (thread: IoThread.IoThread, state: State): Effect.Effect<Rounds> =>
+  Effect.map(RoundPlacement, (place): Rounds => {
+    const pacing: Pacing = { pace: { commit: 0, answer: 0 }, place, postNext: () => postNext() }
+    let next: Effect.Effect<void> | undefined
+    // Only to a running thread: in place, a commit would sync on this thread, between the answers.
+    const postNext = () => {
+      if (next !== undefined || !thread.threaded()) return
+      const batch = state.takeWaiting()
+      if (batch.length > 0) next = postRound(batch, state.current(), thread, state, pacing)
+    }
+    return {
+      run: (batch) => Effect.suspend(() => postRound(batch, state.current(), thread, state, pacing)),
+      posted: () => next !== undefined,
+      answerPosted: Effect.suspend(() => {
+        const round = next ?? Effect.void
+        next = undefined
+        return round
+      })
+    }
+  })
+
+/** What places the next round's post: the rounds' times, where to post, and posting it. */
+interface Pacing {
+  readonly pace: Pace
+  readonly place: Placement
+  readonly postNext: () => void
 }
 
 /** A round's commit posted to the thread now: the effect waits for the answer and gives it out. */
@@ -133,8 +156,7 @@ const postRound = (
   generation: JournalFile.JournalFile,
   thread: IoThread.IoThread,
   state: State,
-  pace: Pace,
-  postNext: () => void
+  { pace, place, postNext }: Pacing
 ): Effect.Effect<void> => {
   const answerAll = (exit: Exit.Exit<never, Failure>) => {
     for (const chunk of batch) chunk.done(exit)
@@ -181,7 +203,7 @@ const postRound = (
       const stopped = new StorageFailure({ detail: "the journal's I/O thread stopped holding this batch: it never reached the journal" })
       const answering = state.now()
       const commit = answering - postedAt
-      const at = postAt(batch.length, state.waiting(), pace)
+      const at = place(batch.length, state.waiting(), pace)
       for (let i = 0; i < batch.length; i++) {
         if (i === at) postNext()
         const chunk = batch[i]!

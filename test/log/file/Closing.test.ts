@@ -10,6 +10,7 @@ import { Deferred, Duration, Effect, Exit, Fiber, FileSystem, Layer, Path, Scope
 import { readlinkSync } from "node:fs"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
+import * as JournalRound from "../../../src/log/file/JournalRound.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
 import * as Writers from "../../../src/log/file/Writers.ts"
@@ -196,14 +197,15 @@ describe("SessionLogFile (journal mode): closing while many sessions append", ()
    */
   const appendUntilClosed = (
     directory: string,
-    closeAfters: ReadonlyArray<number>
+    closeAfters: ReadonlyArray<number>,
+    placement: JournalRound.Placement = JournalRound.postAt
   ) =>
     Effect.gen(function*() {
       const sessions = Array.from({ length: 64 }, (_, i) => SessionId.decodeSync(`many-${i}`))
       const acknowledged = new Map(sessions.map((id) => [id, [] as Array<number>]))
       for (const closeAfter of closeAfters) {
         const scope = yield* Scope.make()
-        const log = yield* SessionLog.SessionLog.pipe(Effect.provide(yield* Layer.buildWithScope(layer(directory, { journal: true }), scope)))
+        const log = yield* SessionLog.SessionLog.pipe(Effect.provide(yield* Layer.buildWithScope(Layer.provide(layer(directory, { journal: true }), Layer.succeed(JournalRound.RoundPlacement, placement)), scope)))
         let total = 0
         const reached = yield* Deferred.make<void>()
         const appending = yield* Effect.forkChild(Effect.forEach(sessions, (id) =>
@@ -229,4 +231,15 @@ describe("SessionLogFile (journal mode): closing while many sessions append", ()
 
   it.live("every append is answered: those acknowledged are in their files, the others fail, saying the log closed", () =>
     withDirectory((directory) => appendUntilClosed(directory, [40, 300, 900])), 60_000)
+
+  it.live("with every round split, the next posted halfway through its answers: the same, whatever round the close meets", () =>
+    withDirectory((directory) =>
+      Effect.gen(function*() {
+        let posts = 0
+        const halves: JournalRound.Placement = (answering, waiting) =>
+          waiting > 0 ? (posts++, 0) : answering > 1 ? (posts++, answering >> 1) : undefined
+        yield* appendUntilClosed(directory, [40, 300, 900], halves)
+        assert.isAbove(posts, 10, "rounds were posted early")
+      })
+    ), 60_000)
 })

@@ -6,13 +6,16 @@
  */
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Fiber, FileSystem, Layer, Logger, Path, PlatformError, Schedule, Scheduler, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, FileSystem, Layer, Logger, Option, Path, PlatformError, Schedule, Scheduler, Scope } from "effect"
+import { statSync } from "node:fs"
 import { join } from "node:path"
 import * as BlockingIo from "../../../src/log/file/BlockingIo.ts"
 import * as Format from "../../../src/log/file/Format.ts"
+import type * as IoCalls from "../../../src/log/file/IoCalls.ts"
 import * as Journal from "../../../src/log/file/Journal.ts"
 import * as JournalCommitter from "../../../src/log/file/JournalCommitter.ts"
 import * as JournalFile from "../../../src/log/file/JournalFile.ts"
+import * as JournalRound from "../../../src/log/file/JournalRound.ts"
 import * as Owner from "../../../src/log/file/Owner.ts"
 import * as SessionLogFile from "../../../src/log/file/SessionLogFile.ts"
 import * as StorageFailures from "../../../src/log/internal/storageFailure.ts"
@@ -587,3 +590,60 @@ const breakingCommitter = (blocking: (state: { broken: boolean }) => BlockingIo.
     const line = Format.encodeLines(Format.entryLine("t", 0, 0, "{}"))
     return { committer, state, chunk: (n: number) => ({ session: "s", file: session, offset: n * line.length, bytes: line }) }
   })
+
+describe("JournalCommitter, through its I/O thread", () => {
+  it.live("closing while rounds are posted one while another answers: no more are posted, and every batch is answered, stored or refused", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const directory = yield* fs.makeTempDirectoryScoped({ prefix: "todo-write-committer-" })
+      const scope = yield* Scope.make()
+      // Every round split: the next posted halfway through its answers, or at once if batches wait.
+      let posts = 0
+      const halves: JournalRound.Placement = (answering, waiting) =>
+        waiting > 0 ? (posts++, 0) : answering > 1 ? (posts++, answering >> 1) : undefined
+      const committer = yield* JournalCommitter.make(fs, yield* Path.Path, directory, scope, yield* Owner.self(fs), {
+        checkpointBytes: 64 * 1024 * 1024,
+        io: BlockingIo.inPlace(BlockingIo.node, BlockingIo.fromFileSystem(fs)),
+        thread: true
+      }).pipe(Effect.provideService(JournalRound.RoundPlacement, halves))
+      const lock = join(directory, "s.lock")
+      yield* fs.writeFileString(lock, "")
+      const held = statSync(lock, { bigint: true })
+      const line = Format.encodeLines(Format.entryLine("t", 0, 0, `{"n":0}`))
+      // 32 sessions, each handing over one batch at a time, as writers do, until the committer refuses.
+      const sessions = yield* Effect.forEach(Array.from({ length: 32 }, (_, i) => `s${i}`), (session) =>
+        Effect.map(fs.open(join(directory, `${session}.jsonl`), { flag: "a+" }), (file) => ({ session, file })))
+      let stored = 0
+      const reached = yield* Deferred.make<void>()
+      const appending = yield* Effect.forkChild(Effect.forEach(sessions, ({ file, session }) =>
+        Effect.gen(function*() {
+          const write: IoCalls.Write = {
+            fd: BlockingIo.descriptorOf(file)!,
+            path: join(directory, `${session}.jsonl`),
+            directory,
+            lock,
+            lockDev: BigInt.asUintN(64, held.dev),
+            lockIno: BigInt.asUintN(64, held.ino)
+          }
+          for (let n = 0;; n++) {
+            const exit = yield* Effect.exit(committer.commitWriting!({ session, file, offset: n * line.length, bytes: line, write }))
+            if (Exit.isFailure(exit)) return exit
+            assert.strictEqual(exit.value._tag, "Durable")
+            if (++stored === 2000) yield* Deferred.succeed(reached, undefined)
+          }
+        }), { concurrency: "unbounded" }))
+      yield* Deferred.await(reached)
+      const postsBeforeClose = posts
+      const storedBeforeClose = stored
+      yield* Scope.close(scope, Exit.void).pipe(Effect.timeout("10 seconds"))
+      const refused = yield* Fiber.join(appending).pipe(Effect.timeout("10 seconds"))
+      assert.isAbove(postsBeforeClose, 10, "rounds were posted early")
+      // The round posted when the close began, and the batches its answers handed over: no chain of
+      // rounds, each posting the next, until upkeep happened to be due.
+      assert.isAtMost(stored - storedBeforeClose, 3 * sessions.length, "the close stopped the rounds posted early")
+      for (const exit of refused) {
+        const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit)) : undefined
+        assert.include(failure?._tag === "StorageFailure" ? failure.detail : String(exit), "closed", "refused, saying the journal closed")
+      }
+    }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)), 30_000)
+})

@@ -77,7 +77,7 @@ const recordingState = (generation: JournalFile.JournalFile, broken?: StorageFai
 
 /** One round of `chunks`, as the committer runs it. */
 const runRound = (chunks: ReadonlyArray<JournalRound.Chunk>, thread: IoThread.IoThread, state: JournalRound.State) =>
-  JournalRound.make(thread, state).run(chunks)
+  Effect.flatMap(JournalRound.make(thread, state), (rounds) => rounds.run(chunks))
 
 const durable: IoCalls.Outcome = { _tag: "Durable", found: undefined, fault: undefined }
 const detailOf = <E>(exit: Exit.Exit<unknown, E> | undefined): E | undefined =>
@@ -328,7 +328,7 @@ describe("JournalRound", () => {
             return { ids, outcomes: ids.map(() => durable), stored: ids.length, journal: undefined }
           })
         )
-        const journalRounds = JournalRound.make(thread, {
+        const journalRounds = yield* JournalRound.make(thread, {
           ...recordingState(generation).state,
           stored: (into, _, bytes) => void (into.size += bytes),
           waiting: () => waiting.length,
