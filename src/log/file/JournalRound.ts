@@ -7,8 +7,8 @@
  * Answering a round resumes its appenders at once, and each makes its next append before the next
  * is resumed: left to the committer, the next round would take them all, and its sync would leave
  * the event loop's thread idle. So the next round is posted while the answers are given out (`postAt`),
- * and the two alternate: one syncs while the other's appends are made (at 128 sessions, ~10% less
- * wall time per append on a 2-vCPU VM's disk).
+ * and the two alternate: one syncs while the other's appends are made (3–12% less wall time per
+ * append at 128 sessions, 18% at 64, on a 2-vCPU VM's disk; see the bench README, stop 31).
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
