@@ -218,10 +218,7 @@ export const make = Effect.fnUntraced(function*(
   const thread = threaded ? yield* IoThread.make(scope) : undefined
   const durable: Exit.Exit<IoCalls.Answer> = Exit.succeed({ _tag: "Durable", found: undefined, fault: undefined })
   const rounds = thread === undefined ? undefined : yield* JournalRound.make(thread, {
-    broken: () => broken,
-    afterCut,
-    stored,
-    current: () => current,
+    ...storing,
     waiting: () => Queue.sizeUnsafe(queue),
     // Not beside upkeep due now: its writes and sync are the journal's one writer's.
     takeWaiting: () => closing || broken !== undefined || checkpointDue(current) || aheadDue(current) ? [] : takeChunks(),
