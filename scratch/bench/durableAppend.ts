@@ -8,6 +8,8 @@
  *   does), in both modes, against each event written and fsynced alone, one after another, and
  *   against SQLite batching each wave of concurrent appends into one transaction (the best a careful
  *   SQLite user gets).
+ * - For scale, 128 sessions the same way through the in-memory log (`SessionLog.layerMemory`, checked
+ *   alike): what the layers above the storage cost, against SQLite batched.
  */
 import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -18,6 +20,7 @@ import { CheckedSessionLog } from "../../src/log/CheckedSessionLog.ts"
 import * as SessionFile from "../../src/log/file/Format.ts"
 import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
+import * as SessionLog from "../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../src/todo/TodoEvents.ts"
 import { type Comparison, median, percentile } from "./harness.ts"
 import { todoWritePayload as payload } from "./fixtures.ts"
@@ -26,11 +29,11 @@ const json = JSON.stringify(payload)
 
 const elapsedUs = (since: bigint) => Number(process.hrtime.bigint() - since) / 1000
 
-/** A file log over `directory`, checked as the tool uses it. */
-const fileLog = (directory: string, journal: boolean) =>
+/** A log checked as the tool uses it: over files in `directory`, or, without one, in memory. */
+const checkedLog = (directory: string | undefined, journal: boolean) =>
   ManagedRuntime.make(
     TodoEvents.layerChecked.pipe(
-      Layer.provide(SessionLogFile.layerFileSystem({ directory, journal })),
+      Layer.provide(directory === undefined ? SessionLog.layerMemory : SessionLogFile.layerFileSystem({ directory, journal })),
       Layer.provide(NodeServices.layer)
     )
   )
@@ -53,7 +56,7 @@ const warmUpRounds = 104
 
 export const latency = async (root: string, journal: boolean): Promise<ReadonlyArray<Comparison>> => {
   const mode = journal ? "journal" : "fsync per file"
-  const runtime = fileLog(join(root, `lone-${journal}`), journal)
+  const runtime = checkedLog(join(root, `lone-${journal}`), journal)
   const id = SessionId.decodeSync("lone")
   const baseDirectory = join(root, `lone-baseline-${journal}`)
   mkdirSync(baseDirectory)
@@ -157,17 +160,18 @@ export const latency = async (root: string, journal: boolean): Promise<ReadonlyA
  */
 const throughputWarmUpAppends = 32_000
 
-const throughput = async (root: string, sessions: number, journal: boolean): Promise<ReadonlyArray<Comparison>> => {
+const throughput = async (root: string, sessions: number, store: "file" | "journal" | "memory"): Promise<ReadonlyArray<Comparison>> => {
+  const journal = store === "journal"
   const mode = journal ? "journal" : "fsync per file"
   const perSession = Math.max(10, Math.floor(600 / sessions))
   const total = sessions * perSession
   const warmUp = Math.max(3, Math.ceil(throughputWarmUpAppends / total))
   const ids = Array.from({ length: sessions }, (_, i) => SessionId.decodeSync(`s${i}`))
-  const runtime = fileLog(join(root, `target-${sessions}-${journal}`), journal)
-  const baseDirectory = join(root, `baseline-${sessions}-${journal}`)
+  const runtime = checkedLog(store === "memory" ? undefined : join(root, `target-${sessions}-${store}`), journal)
+  const baseDirectory = join(root, `baseline-${sessions}-${store}`)
   mkdirSync(baseDirectory)
   const fds = ids.map((id) => openSync(join(baseDirectory, SessionFile.fileName(id)), "a"))
-  const lite = sqlite(join(root, `many-${sessions}-${journal}.sqlite`))
+  const lite = sqlite(join(root, `many-${sessions}-${store}.sqlite`))
   const latencies: Array<number> = []
   const targets: Array<number> = []
   const baselines: Array<number> = []
@@ -227,6 +231,18 @@ const throughput = async (root: string, sessions: number, journal: boolean): Pro
   }
   const target = median(targets)
   const baseline = median(baselines)
+  if (store === "memory") {
+    return [{
+      name: `${sessions} sessions, in-memory log (no storage), vs SQLite batched`,
+      target,
+      baseline: median(lites),
+      ratio: target / median(lites),
+      goal: undefined,
+      note: `for scale: the layers above the storage (checked, as the rows above), against SQLite's durable batched appends; ${
+        (target / baseline).toFixed(3)
+      }× sequential write+fsync`
+    }]
+  }
   const name = `durable append, ${sessions} sessions, ${mode}`
   const results: Array<Comparison> = [{
     name,
@@ -260,8 +276,9 @@ export const run = async (): Promise<ReadonlyArray<Comparison>> => {
   try {
     for (const journal of [false, true]) results.push(...await latency(root, journal))
     for (const sessions of [16, 128]) {
-      for (const journal of [false, true]) results.push(...await throughput(root, sessions, journal))
+      for (const store of ["file", "journal"] as const) results.push(...await throughput(root, sessions, store))
     }
+    results.push(...await throughput(root, 128, "memory"))
   } finally {
     rmSync(root, { recursive: true, force: true })
   }
