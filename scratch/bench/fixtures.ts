@@ -2,16 +2,30 @@
  * Session files for the benchmarks, written directly in the session file format (an append with
  * fsync per event would take minutes for a long session and measure nothing of interest here).
  */
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
 import { mkdirSync, openSync, writeSync, closeSync } from "node:fs"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import * as SessionFile from "../../src/log/file/Format.ts"
+import * as TodoPolicy from "../../src/todo/TodoPolicy.ts"
+import * as TodoShape from "../../src/todo/TodoShape.ts"
+import * as TodoValidation from "../../src/todo/TodoValidation.ts"
 
 /** The payload the append benchmarks and probes store: a 10-item list, one item in progress. */
 export const todoWritePayload = {
   todos: Array.from({ length: 10 }, (_, i) => ({ content: `Step ${i}: change the parser`, status: i === 0 ? "in_progress" : "pending" }))
 }
+
+/**
+ * The same list as `todo_write` appends it: validated, frozen and marked (`TodoShape.markValidated`),
+ * so the log neither copies it nor checks it against the stored shape again. The benchmarks append
+ * `todoWritePayload`, a plain object, as a caller with a payload of its own would.
+ */
+export const todoWriteToolPayload = TodoShape.markValidated({
+  todos: Result.getOrThrow(
+    TodoValidation.validate(Effect.runSync(TodoPolicy.make({ allowParallelInProgress: false })), todoWritePayload)
+  )
+})
 
 /** What a round of appends cost per append, in µs: the event loop's thread's CPU, the other threads', wall and idle time. */
 export interface PerAppend {

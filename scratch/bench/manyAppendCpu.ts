@@ -2,9 +2,10 @@
  * A probe, not a benchmark with a goal: 128 sessions appending concurrently through `SessionLogFile`
  * in journal mode (each one append at a time, as `durableAppend`'s throughput rows), measured as
  * main-thread CPU and wall time per append, round after round, so the warm figure shows beside the
- * cold one. Run with `npx node --expose-gc scratch/bench/manyAppendCpu.ts [directory-root] [rounds] [sessions] [mode]`
+ * cold one. Run with `npx node --expose-gc scratch/bench/manyAppendCpu.ts [directory-root] [rounds] [sessions] [mode] [payload]`
  * (default root: `/dev/shm`, where fsync is free; mode `journal`, `file`, or `memory`: the in-memory
- * log, for what the layers above the file backend cost); add `--cpu-prof` to profile it.
+ * log, for what the layers above the file backend cost; payload `plain`, the benchmarks' object, or
+ * `tool`, the same list as `todo_write` appends it); add `--cpu-prof` to profile it.
  *
  * With `--expose-gc` it collects fully between rounds: the pauses fall outside the rounds, but the
  * sweeping they start runs on V8's threads during the next (in "other threads"), and a `--cpu-prof`
@@ -21,7 +22,7 @@ import * as SessionLogFile from "../../src/log/file/SessionLogFile.ts"
 import * as SessionId from "../../src/log/SessionId.ts"
 import * as SessionLog from "../../src/log/SessionLog.ts"
 import * as TodoEvents from "../../src/todo/TodoEvents.ts"
-import { type PerAppend, perAppend, todoWritePayload as payload } from "./fixtures.ts"
+import { type PerAppend, perAppend, todoWritePayload, todoWriteToolPayload } from "./fixtures.ts"
 
 const root = mkdtempSync(join(process.argv[2] ?? "/dev/shm", "many-"))
 const rounds = Number(process.argv[3] ?? 10)
@@ -29,6 +30,7 @@ const sessions = Number(process.argv[4] ?? 128)
 const perSession = 10
 const mode = process.argv[5] ?? "journal"
 const journal = mode === "journal"
+const payload = process.argv[6] === "tool" ? todoWriteToolPayload : todoWritePayload
 const ids = Array.from({ length: sessions }, (_, i) => SessionId.decodeSync(`s${i}`))
 
 const runtime = ManagedRuntime.make(

@@ -7,7 +7,10 @@
  *
  * `npx node scratch/bench/experiments/threadWake.mjs [gap-ms]`: posts one small message every
  * `gap-ms` (default 0.3, busy-waiting between, so the receiver falls asleep when it is allowed to),
- * and reports this thread's CPU per post beyond the busy-waiting, for each receiver in turn.
+ * and reports the median time of the `postMessage` call itself (the wake-up's system call is made
+ * inside it), for each receiver in turn. Timing the call, not the thread's CPU less the busy-waiting:
+ * with 2 vCPUs and a spinning receiver the poster is pushed off its CPU, which that subtraction
+ * can't tell from work.
  */
 import { MessageChannel, Worker } from "node:worker_threads"
 
@@ -36,24 +39,24 @@ const receiver = (spin) => {
 const measure = async (spin) => {
   const { port, worker } = receiver(spin)
   await new Promise((resolve) => setTimeout(resolve, 300))
-  let waited = 0
-  const start = process.threadCpuUsage()
+  const calls = []
   for (let i = 0; i < posts; i++) {
+    const start = process.hrtime.bigint()
     port.postMessage(i)
+    calls.push(Number(process.hrtime.bigint() - start) / 1000)
     const t = performance.now()
     while (performance.now() - t < gap);
-    waited += performance.now() - t
   }
-  const used = process.threadCpuUsage(start)
   port.postMessage(-1)
   await new Promise((resolve) => worker.once("exit", resolve))
-  return (used.user + used.system - waited * 1000) / posts
+  calls.sort((a, b) => a - b)
+  return calls[calls.length >> 1]
 }
 
 for (let round = 0; round < 3; round++) {
   const asleep = await measure(false)
   const spinning = await measure(true)
   console.log(
-    `receiver asleep: ${asleep.toFixed(1)} µs of the poster's CPU per post; spinning: ${spinning.toFixed(1)} µs (gap ${gap} ms)`
+    `postMessage, median: ${asleep.toFixed(1)} µs to a receiver asleep, ${spinning.toFixed(1)} µs to one spinning (gap ${gap} ms)`
   )
 }
