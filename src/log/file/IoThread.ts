@@ -56,12 +56,9 @@ export interface IoThread {
   readonly write: (batch: IoMessages.Batch) => void
   /**
    * Commits every batch handed over up to `upTo` (see `IoCalls.ioWith`); a batch the stopped thread
-   * held is missing from the answer. Fails, saying why, if the thread stops before it answers.
-   */
-  readonly commit: (upTo: number, fd: number, position: number) => Effect.Effect<IoMessages.Committed, StorageFailure>
-  /**
-   * `commit`, its message posted as this is called, not as the effect runs: the effect waits for the
-   * answer (once: run it once). One commit at a time: post the next once this one is answered.
+   * held is missing from the answer. The message is posted as this is called, not as the effect runs:
+   * the effect waits for the answer (once: run it once), and fails, saying why, if the thread stops
+   * before it answers. One commit at a time: post the next once this one is answered.
    */
   readonly postUnsafe: (upTo: number, fd: number, position: number) => Effect.Effect<IoMessages.Committed, StorageFailure>
   /** Whether the thread is running. */
@@ -207,7 +204,5 @@ export const make = (
         else waiting = done
       })
     }
-    const commit = (upTo: number, fd: number, position: number): Effect.Effect<IoMessages.Committed, StorageFailure> =>
-      Effect.suspend(() => postUnsafe(upTo, fd, position))
-    return { write, commit, postUnsafe, threaded: () => worker !== undefined }
+    return { write, postUnsafe, threaded: () => worker !== undefined }
   })

@@ -52,7 +52,6 @@ const fakeThread = (commit: (upTo: number, fd: number, position: number) => Effe
   )
   const thread: IoThread.IoThread = {
     write: () => undefined,
-    commit: (upTo, fd, position) => Effect.suspend(() => postUnsafe(upTo, fd, position)),
     postUnsafe,
     threaded: () => true
   }
