@@ -23,6 +23,7 @@ import * as IoCalls from "./IoCalls.ts"
 import type * as IoThread from "./IoThread.ts"
 import * as Journal from "./Journal.ts"
 import * as JournalFile from "./JournalFile.ts"
+import type * as JournalStore from "./JournalStore.ts"
 
 /** What a journal commit fails with. */
 export type Failure = PlatformError.PlatformError | StorageFailure | StorageFailures.Worded
@@ -39,16 +40,8 @@ export interface Chunk {
   readonly done: (exit: Exit.Exit<IoCalls.Answer, Failure>) => void
 }
 
-/** What the round reads and changes of the committer's state. */
-export interface State {
-  /** Why the journal takes no batches, if it doesn't. */
-  readonly broken: () => StorageFailure | undefined
-  /** After a failed round was cut from the journal (`cut`: whether that worked). */
-  readonly afterCut: (generation: JournalFile.JournalFile, cut: boolean) => void
-  /** After the round's records are durable: the journal grew by `bytes`, and covers their files. */
-  readonly stored: (generation: JournalFile.JournalFile, batch: ReadonlyArray<Chunk>, bytes: number) => void
-  /** The journal rounds commit to now. */
-  readonly current: () => JournalFile.JournalFile
+/** What the round reads and changes of the committer's state: the store's (never busy for it), and more. */
+export interface State extends Omit<JournalStore.State<Chunk>, "busy"> {
   /** How many batches wait for the next round. */
   readonly waiting: () => number
   /** Takes the batches waiting, for a round posted early; none where none may be (upkeep due, a broken journal, the log closing). */

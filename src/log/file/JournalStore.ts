@@ -14,14 +14,18 @@ import type * as JournalRound from "./JournalRound.ts"
 /** A batch as the journal stores it. */
 export type Batch = Omit<JournalRound.Chunk, "done" | "write" | "id">
 
-/** What storing reads and changes of the committer's state. */
-export interface State {
+/** What storing reads and changes of the committer's state (`B`: the batches it is told of as stored). */
+export interface State<B extends Batch = Batch> {
+  /** The journal records go to now. */
   readonly current: () => JournalFile.JournalFile
   /** Whether the committer is writing the journal: a lone batch must not meanwhile. */
   readonly busy: () => boolean
+  /** Why the journal takes no batches, if it doesn't. */
   readonly broken: () => StorageFailure | undefined
+  /** After failed records were cut from the journal (`cut`: whether that worked). */
   readonly afterCut: (generation: JournalFile.JournalFile, cut: boolean) => void
-  readonly stored: (generation: JournalFile.JournalFile, batch: ReadonlyArray<Batch>, bytes: number) => void
+  /** After the records are durable: the journal grew by `bytes`, and covers their files. */
+  readonly stored: (generation: JournalFile.JournalFile, batch: ReadonlyArray<B>, bytes: number) => void
 }
 
 /** Writes the batches' records with one write and syncs the journal (the committer's). */
